@@ -1,0 +1,15 @@
+// Shared vitest settings for every package: resolve workspace packages to their
+// TypeScript sources (the "@rookery/source" export condition) so tests never
+// need a build step, and give real-I/O tests (SQLite, child processes) room.
+import { defineConfig } from 'vitest/config';
+
+export const sharedConfig = defineConfig({
+  resolve: { conditions: ['@rookery/source'] },
+  ssr: { resolve: { conditions: ['@rookery/source'] } },
+  test: {
+    include: ['src/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+  },
+});
