@@ -1,1 +1,4 @@
-export {};
+export * from './commands.js';
+export * from './database.js';
+export * from './documents.js';
+export * from './errors.js';

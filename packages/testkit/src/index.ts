@@ -1,1 +1,2 @@
-export {};
+export { spawnTs, tsNodeArgs, waitForExit } from './child-process.js';
+export { makeTempDir } from './temp-dir.js';

@@ -1,0 +1,296 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { BulkInsertLine, Command, CommandResult, DatabaseStats, HiLoResponse } from '@rookery/protocol';
+import BetterSqlite3 from 'better-sqlite3';
+import { decodeBody } from './compression.js';
+import { assembleDocumentJson, changeVectorOf } from './document-shape.js';
+import { idKey, NODE_TAG } from './ids.js';
+import { TransactionMerger } from './merger.js';
+import { prepareStorage, type SynchronousMode } from './storage/schema.js';
+import { type ChangeRow, prepareStatements, type Statements } from './storage/statements.js';
+import { type DatabaseState, type DocumentChange, WriteTransaction } from './write-transaction.js';
+
+export interface DatabaseOptions {
+  /** fsync policy of docs.db; `full` (default) makes every acknowledged write durable. */
+  synchronous?: SynchronousMode;
+  /** Bodies at least this long (in characters of JSON) are stored compressed. Default 4096. */
+  compressionThresholdBytes?: number;
+  /** Merge concurrent write batches into one transaction (default true). False is the benchmark baseline. */
+  mergeTransactions?: boolean;
+  /** Most documents one merged transaction takes. Default 20,000. */
+  maxDocumentsPerTransaction?: number;
+  /** Source of "now" in ms; tests pass a fake clock. */
+  clock?: () => number;
+}
+
+/** A document read from docs.db. `json` is the full document text, `@metadata` included. */
+export interface LoadedDocument {
+  id: string;
+  collection: string;
+  etag: number;
+  changeVector: string;
+  json: string;
+}
+
+/** One entry of "everything after etag N": a document that is there now, or a tombstone. */
+export interface ChangeEntry {
+  etag: number;
+  id: string;
+  collection: string;
+  deleted: boolean;
+}
+
+export type CommitListener = (changes: readonly DocumentChange[]) => void;
+
+const DOCS_FILE = 'docs.db';
+const HILO_MIN_RANGE = 32;
+const HILO_MAX_RANGE = 1 << 20;
+
+/**
+ * One tenant database: a directory holding docs.db, its single writer (the
+ * transaction merger) and its readers. Reads run on the same connection,
+ * between transactions, and always see committed data.
+ */
+export class Database {
+  private readonly merger: TransactionMerger<WriteTransaction>;
+  private readonly listeners = new Set<CommitListener>();
+  private closed = false;
+
+  private constructor(
+    readonly name: string,
+    readonly directory: string,
+    private readonly sqlite: BetterSqlite3.Database,
+    private readonly s: Statements,
+    private readonly state: DatabaseState,
+    private readonly clock: () => number,
+    options: DatabaseOptions,
+  ) {
+    this.merger = new TransactionMerger(
+      () => new WriteTransaction(this.s, this.state, this.clock()),
+      (tx) => this.afterCommit(tx),
+      {
+        merge: options.mergeTransactions ?? true,
+        maxUnitsPerTransaction: options.maxDocumentsPerTransaction ?? 20_000,
+      },
+    );
+  }
+
+  /** Creates a new database directory; fails if one is already there. */
+  static create(directory: string, name: string, options: DatabaseOptions = {}): Database {
+    if (fs.existsSync(path.join(directory, DOCS_FILE)))
+      throw new Error(`A database already exists in ${directory}`);
+    fs.mkdirSync(directory, { recursive: true });
+    return Database.openFile(directory, options, name);
+  }
+
+  /** Opens an existing database directory. */
+  static open(directory: string, options: DatabaseOptions = {}): Database {
+    if (!fs.existsSync(path.join(directory, DOCS_FILE))) throw new Error(`No database in ${directory}`);
+    return Database.openFile(directory, options, undefined);
+  }
+
+  static exists(directory: string): boolean {
+    return fs.existsSync(path.join(directory, DOCS_FILE));
+  }
+
+  private static openFile(
+    directory: string,
+    options: DatabaseOptions,
+    newName: string | undefined,
+  ): Database {
+    const sqlite = new BetterSqlite3(path.join(directory, DOCS_FILE));
+    try {
+      prepareStorage(sqlite, { synchronous: options.synchronous ?? 'full' });
+      const s = prepareStatements(sqlite);
+      if (newName !== undefined) {
+        sqlite
+          .transaction(() => {
+            s.setMeta.run('name', newName);
+            // 16 random bytes, base64url: the database's identity inside every change vector.
+            s.setMeta.run('databaseId', randomBytes(16).toString('base64url'));
+          })
+          .immediate();
+      }
+      const name = s.getMeta.get('name')?.value;
+      const databaseId = s.getMeta.get('databaseId')?.value;
+      if (name === undefined || databaseId === undefined)
+        throw new Error(`${directory}/${DOCS_FILE} has no identity`);
+      const counters = new Map(s.allCounters.all().map((r) => [r.key, r.value] as const));
+      const collections = new Map<string, string>();
+      for (const key of counters.keys()) {
+        if (key.startsWith('docs/')) collections.set(key.slice(5).toLowerCase(), key.slice(5));
+      }
+      const state: DatabaseState = {
+        databaseId,
+        lastEtag: s.lastEtag.get()!.etag,
+        collections,
+        counters,
+        compressionThresholdBytes: options.compressionThresholdBytes ?? 4096,
+      };
+      return new Database(name, directory, sqlite, s, state, options.clock ?? Date.now, options);
+    } catch (error) {
+      sqlite.close();
+      throw error;
+    }
+  }
+
+  get databaseId(): string {
+    return this.state.databaseId;
+  }
+
+  /** The etag of the last committed change (document or tombstone). */
+  get lastEtag(): number {
+    return this.state.lastEtag;
+  }
+
+  // ---- reads ---------------------------------------------------------------
+
+  get(id: string): LoadedDocument | null {
+    const row = this.s.documentByKey.get(idKey(id));
+    if (!row) return null;
+    const json = assembleDocumentJson(
+      {
+        id: row.id,
+        collection: row.collection,
+        etag: row.etag,
+        lastModified: row.last_modified,
+        metadata: row.metadata,
+      },
+      decodeBody(row.body, row.flags),
+      this.state.databaseId,
+    );
+    return {
+      id: row.id,
+      collection: row.collection,
+      etag: row.etag,
+      changeVector: changeVectorOf(row.etag, this.state.databaseId),
+      json,
+    };
+  }
+
+  /** The current change vector of a document without reading its body (for 304 answers). */
+  changeVectorOf(id: string): string | null {
+    const row = this.s.etagByKey.get(idKey(id));
+    return row ? changeVectorOf(row.etag, this.state.databaseId) : null;
+  }
+
+  /** Documents and tombstones changed after `etag`, in etag order: what indexers, changes and the mirror consume. */
+  changesAfter(etag: number, limit: number): ChangeEntry[] {
+    return this.s.changesAfter.all({ after: etag, limit }).map((r: ChangeRow) => ({
+      etag: r.etag,
+      id: r.id,
+      collection: r.collection,
+      deleted: r.deleted === 1,
+    }));
+  }
+
+  stats(): DatabaseStats {
+    const collections: Record<string, number> = {};
+    let documents = 0;
+    for (const [key, value] of this.state.counters) {
+      if (!key.startsWith('docs/') || value === 0) continue;
+      collections[key.slice(5)] = value;
+      documents += value;
+    }
+    const bytes = this.sizeOnDisk();
+    return {
+      DatabaseName: this.name,
+      DatabaseId: this.state.databaseId,
+      CountOfDocuments: documents,
+      CountOfTombstones: this.state.counters.get('tombstones') ?? 0,
+      Collections: collections,
+      LastDocEtag: this.state.lastEtag,
+      SizeOnDisk: { Bytes: bytes, Humane: humaneBytes(bytes) },
+    };
+  }
+
+  // ---- writes (all through the merger) -------------------------------------
+
+  /** Applies the commands as one ACID batch: all of them or, on the first failure, none. */
+  batch(commands: readonly Command[]): Promise<CommandResult[]> {
+    return this.merger.enqueue((tx) => commands.map((command) => applyCommand(tx, command)), commands.length);
+  }
+
+  /** Stores a chunk of bulk-insert lines in one unit of work. */
+  insertMany(lines: readonly BulkInsertLine[]): Promise<number> {
+    return this.merger.enqueue((tx) => {
+      for (const line of lines) tx.put(line.Id, line.Document, undefined);
+      return lines.length;
+    }, lines.length);
+  }
+
+  /**
+   * Hands out a range of ids for client-side generation (`users/33-A` … `users/64-A`).
+   * A client that used up its last range quickly gets a bigger one.
+   */
+  async nextHiLo(
+    tag: string,
+    lastBatchSize: number | undefined,
+    lastRangeAt: number | undefined,
+  ): Promise<HiLoResponse> {
+    let size = Math.max(HILO_MIN_RANGE, lastBatchSize ?? HILO_MIN_RANGE);
+    if (lastBatchSize !== undefined && lastRangeAt !== undefined && this.clock() - lastRangeAt < 60_000)
+      size *= 2;
+    size = Math.min(size, HILO_MAX_RANGE);
+    const high = await this.merger.enqueue((tx) => tx.nextSequence('hilo', tag.toLowerCase(), size));
+    return { Prefix: `${tag}/`, Low: high - size + 1, High: high, LastSize: size, ServerTag: NODE_TAG };
+  }
+
+  onCommit(listener: CommitListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  writeStats() {
+    return this.merger.stats();
+  }
+
+  /** Commits what is queued, then closes the file. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.merger.close();
+    this.sqlite.close();
+  }
+
+  private afterCommit(tx: WriteTransaction): void {
+    tx.publish();
+    if (tx.changes.length === 0) return;
+    for (const listener of this.listeners) listener(tx.changes);
+  }
+
+  private sizeOnDisk(): number {
+    let total = 0;
+    for (const suffix of ['', '-wal', '-shm']) {
+      try {
+        total += fs.statSync(path.join(this.directory, DOCS_FILE + suffix)).size;
+      } catch {
+        // -wal and -shm come and go with checkpoints.
+      }
+    }
+    return total;
+  }
+}
+
+function applyCommand(tx: WriteTransaction, command: Command): CommandResult {
+  switch (command.Type) {
+    case 'PUT':
+      return tx.put(command.Id, command.Document, command.ChangeVector);
+    case 'DELETE':
+      return tx.delete(command.Id, command.ChangeVector);
+    case 'PATCH':
+      return tx.patch(command.Id, command.Patch, command.ChangeVector);
+  }
+}
+
+function humaneBytes(bytes: number): string {
+  const units = ['Bytes', 'KBytes', 'MBytes', 'GBytes', 'TBytes'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${unit === 0 ? value : value.toFixed(2)} ${units[unit]}`;
+}

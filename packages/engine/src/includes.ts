@@ -1,0 +1,29 @@
+/**
+ * Collects the ids referenced by an include path: `Employee`, `Address.Ref`,
+ * `Lines[].Product` (every element of an array). Values that are not strings
+ * are ignored, as RavenDB does.
+ */
+export function referencedIds(doc: unknown, path: string): string[] {
+  const found: string[] = [];
+  collect(doc, path.split('.'), 0, found);
+  return found;
+}
+
+function collect(node: unknown, segments: string[], at: number, found: string[]): void {
+  if (node === null || node === undefined) return;
+  if (at === segments.length) {
+    if (typeof node === 'string') found.push(node);
+    else if (Array.isArray(node)) for (const item of node) if (typeof item === 'string') found.push(item);
+    return;
+  }
+  if (typeof node !== 'object') return;
+  const segment = segments[at]!;
+  const spread = segment.endsWith('[]');
+  const name = spread ? segment.slice(0, -2) : segment;
+  const value = Object.hasOwn(node, name) ? (node as Record<string, unknown>)[name] : undefined;
+  if (spread) {
+    if (Array.isArray(value)) for (const item of value) collect(item, segments, at + 1, found);
+  } else {
+    collect(value, segments, at + 1, found);
+  }
+}

@@ -1,0 +1,85 @@
+import type BetterSqlite3 from 'better-sqlite3';
+
+export interface DocumentRow {
+  etag: number;
+  id: string;
+  collection: string;
+  last_modified: number;
+  flags: number;
+  metadata: string | null;
+  body: string | Buffer;
+}
+
+export interface ChangeRow {
+  etag: number;
+  id: string;
+  collection: string;
+  deleted: 0 | 1;
+}
+
+/** A prepared statement; named here so declaration files can refer to it. */
+export type Statement<P extends unknown[] = unknown[], R = unknown> = BetterSqlite3.Statement<P, R>;
+
+/** Every statement docs.db needs, prepared once per open database. */
+export function prepareStatements(db: BetterSqlite3.Database) {
+  const prepare = <P extends unknown[] = unknown[], R = unknown>(sql: string): Statement<P, R> =>
+    db.prepare<P, R>(sql);
+  return {
+    begin: prepare('BEGIN IMMEDIATE'),
+    commit: prepare('COMMIT'),
+    rollback: prepare('ROLLBACK'),
+    savepoint: prepare('SAVEPOINT work'),
+    release: prepare('RELEASE work'),
+    rollbackToSavepoint: prepare('ROLLBACK TO work'),
+
+    documentByKey: prepare<[string], DocumentRow>(
+      'SELECT etag, id, collection, last_modified, flags, metadata, body FROM docs WHERE id_lower = ?',
+    ),
+    headByKey: prepare<[string], { etag: number; id: string; collection: string }>(
+      'SELECT etag, id, collection FROM docs WHERE id_lower = ?',
+    ),
+    etagByKey: prepare<[string], { etag: number }>('SELECT etag FROM docs WHERE id_lower = ?'),
+    insertDocument: prepare(
+      `INSERT INTO docs (etag, id_lower, id, collection, last_modified, flags, expires_at, archive_at, metadata, body)
+       VALUES (@etag, @idLower, @id, @collection, @lastModified, @flags, @expiresAt, @archiveAt, @metadata, @body)`,
+    ),
+    updateDocument: prepare(
+      `UPDATE docs SET etag = @etag, last_modified = @lastModified, flags = @flags, expires_at = @expiresAt,
+         archive_at = @archiveAt, metadata = @metadata, body = @body
+       WHERE etag = @oldEtag`,
+    ),
+    deleteDocument: prepare('DELETE FROM docs WHERE etag = ?'),
+    insertTombstone: prepare(
+      `INSERT INTO tombstones (etag, id_lower, id, collection, deleted_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (id_lower) DO UPDATE SET etag = excluded.etag, id = excluded.id,
+         collection = excluded.collection, deleted_at = excluded.deleted_at`,
+    ),
+    deleteTombstone: prepare('DELETE FROM tombstones WHERE id_lower = ?'),
+
+    addCounter: prepare(
+      'INSERT INTO counters (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = value + excluded.value',
+    ),
+    allCounters: prepare<[], { key: string; value: number }>('SELECT key, value FROM counters'),
+    sequence: prepare<[string, string], { value: number }>(
+      'SELECT value FROM sequences WHERE kind = ? AND tag = ?',
+    ),
+    setSequence: prepare(
+      'INSERT INTO sequences (kind, tag, value) VALUES (?, ?, ?) ON CONFLICT (kind, tag) DO UPDATE SET value = excluded.value',
+    ),
+    lastEtag: prepare<[], { etag: number }>(
+      'SELECT max(coalesce((SELECT max(etag) FROM docs), 0), coalesce((SELECT max(etag) FROM tombstones), 0)) AS etag',
+    ),
+    getMeta: prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
+    setMeta: prepare(
+      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    ),
+    changesAfter: prepare<[{ after: number; limit: number }], ChangeRow>(
+      `SELECT etag, id, collection, 0 AS deleted FROM docs WHERE etag > @after
+       UNION ALL
+       SELECT etag, id, collection, 1 AS deleted FROM tombstones WHERE etag > @after
+       ORDER BY etag LIMIT @limit`,
+    ),
+  };
+}
+
+export type Statements = ReturnType<typeof prepareStatements>;

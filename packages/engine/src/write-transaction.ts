@@ -1,0 +1,280 @@
+import {
+  type CommandResult,
+  type DocumentInput,
+  EMPTY_COLLECTION,
+  type Patch,
+  RookeryError,
+} from '@rookery/protocol';
+import { decodeBody, encodeBody } from './compression.js';
+import { assembleDocumentJson, changeVectorOf, prepareDocument } from './document-shape.js';
+import { classifyId, idKey, NODE_TAG } from './ids.js';
+import type { MergeableTransaction } from './merger.js';
+import { applyPatch } from './patch.js';
+import type { Statements } from './storage/statements.js';
+
+/** What a committed write changed; published to listeners (changes feed, indexers, mirror) after commit. */
+export interface DocumentChange {
+  type: 'put' | 'delete';
+  id: string;
+  collection: string;
+  etag: number;
+  changeVector: string;
+}
+
+/** In-memory state of an open database that only committed transactions may change. */
+export interface DatabaseState {
+  readonly databaseId: string;
+  lastEtag: number;
+  /** Collection names by their lower-case key, in the case they were first stored with. */
+  readonly collections: Map<string, string>;
+  /** Counter table mirror: `docs/<Collection>` and `tombstones`. */
+  readonly counters: Map<string, number>;
+  readonly compressionThresholdBytes: number;
+}
+
+export type ExpectedChangeVector = string | null | undefined;
+
+const TOMBSTONES = 'tombstones';
+const docsCounter = (collection: string) => `docs/${collection}`;
+
+interface Snapshot {
+  etag: number;
+  deltas: Map<string, number>;
+  newCollections: Map<string, string>;
+  changes: number;
+}
+
+/**
+ * One SQLite write transaction of the merger, and the document operations that
+ * run inside it. Counter changes and new collections are kept here and written
+ * once at commit; the shared state is only touched after the commit succeeded.
+ */
+export class WriteTransaction implements MergeableTransaction {
+  readonly changes: DocumentChange[] = [];
+  private etag: number;
+  private deltas = new Map<string, number>();
+  private newCollections = new Map<string, string>();
+  private snapshot: Snapshot | null = null;
+
+  constructor(
+    private readonly s: Statements,
+    private readonly state: DatabaseState,
+    readonly now: number,
+  ) {
+    this.etag = state.lastEtag;
+  }
+
+  begin(): void {
+    this.s.begin.run();
+  }
+
+  savepoint(): void {
+    this.s.savepoint.run();
+    this.snapshot = {
+      etag: this.etag,
+      deltas: new Map(this.deltas),
+      newCollections: new Map(this.newCollections),
+      changes: this.changes.length,
+    };
+  }
+
+  release(): void {
+    this.s.release.run();
+  }
+
+  rollbackToSavepoint(): void {
+    this.s.rollbackToSavepoint.run();
+    this.s.release.run();
+    const snap = this.snapshot!;
+    this.etag = snap.etag;
+    this.deltas = snap.deltas;
+    this.newCollections = snap.newCollections;
+    this.changes.length = snap.changes;
+  }
+
+  commit(): void {
+    for (const [key, delta] of this.deltas) if (delta !== 0) this.s.addCounter.run(key, delta);
+    this.s.commit.run();
+  }
+
+  rollback(): void {
+    this.s.rollback.run();
+  }
+
+  /** Publishes what this (committed) transaction changed into the shared state. */
+  publish(): void {
+    this.state.lastEtag = Math.max(this.state.lastEtag, this.etag);
+    for (const [key, name] of this.newCollections) this.state.collections.set(key, name);
+    for (const [key, delta] of this.deltas)
+      this.state.counters.set(key, (this.state.counters.get(key) ?? 0) + delta);
+  }
+
+  put(id: string, input: DocumentInput, expected: ExpectedChangeVector): CommandResult {
+    const request = classifyId(id);
+    let finalId: string;
+    if (request.kind === 'exact') {
+      finalId = request.id;
+    } else {
+      const n = this.nextSequence(request.kind, request.tag, 1);
+      finalId = request.kind === 'hilo' ? `${request.prefix}${n}-${NODE_TAG}` : `${request.prefix}${n}`;
+    }
+    const key = idKey(finalId);
+    const existing = this.s.headByKey.get(key);
+    this.checkExpected(finalId, existing?.etag, expected);
+    return this.write(finalId, key, input, existing);
+  }
+
+  delete(id: string, expected: ExpectedChangeVector): CommandResult {
+    const key = idKey(id);
+    const existing = this.s.headByKey.get(key);
+    this.checkExpected(id, existing?.etag, expected);
+    if (!existing) {
+      return {
+        Type: 'DELETE',
+        Id: id,
+        ChangeVector: null,
+        Collection: null,
+        LastModified: null,
+        Deleted: false,
+      };
+    }
+    const etag = ++this.etag;
+    this.s.deleteDocument.run(existing.etag);
+    this.s.insertTombstone.run(etag, key, existing.id, existing.collection, this.now);
+    this.adjust(docsCounter(existing.collection), -1);
+    this.adjust(TOMBSTONES, 1);
+    const changeVector = changeVectorOf(etag, this.state.databaseId);
+    this.changes.push({
+      type: 'delete',
+      id: existing.id,
+      collection: existing.collection,
+      etag,
+      changeVector,
+    });
+    return {
+      Type: 'DELETE',
+      Id: existing.id,
+      ChangeVector: changeVector,
+      Collection: existing.collection,
+      LastModified: new Date(this.now).toISOString(),
+      Deleted: true,
+    };
+  }
+
+  patch(id: string, patch: Patch, expected: ExpectedChangeVector): CommandResult {
+    const key = idKey(id);
+    const row = this.s.documentByKey.get(key);
+    if (!row) {
+      throw new RookeryError(
+        'DocumentNotFound',
+        `Cannot patch ${id}: no such document. Create it with PUT first.`,
+        {
+          id,
+        },
+      );
+    }
+    this.checkExpected(id, row.etag, expected);
+    const current = JSON.parse(
+      assembleDocumentJson(
+        {
+          id: row.id,
+          collection: row.collection,
+          etag: row.etag,
+          lastModified: row.last_modified,
+          metadata: row.metadata,
+        },
+        decodeBody(row.body, row.flags),
+        this.state.databaseId,
+      ),
+    ) as DocumentInput;
+    const patched = applyPatch(row.id, current, patch);
+    const result = this.write(row.id, key, patched, row);
+    return { ...result, Type: 'PATCH' };
+  }
+
+  /** Reserves `size` numbers of a HiLo or identity sequence; returns the last one reserved. */
+  nextSequence(kind: 'hilo' | 'identity', tag: string, size: number): number {
+    const current = this.s.sequence.get(kind, tag)?.value ?? 0;
+    const next = current + size;
+    this.s.setSequence.run(kind, tag, next);
+    return next;
+  }
+
+  private write(
+    id: string,
+    key: string,
+    input: DocumentInput,
+    existing: { etag: number; id: string; collection: string } | undefined,
+  ): CommandResult {
+    const prepared = prepareDocument(id, input);
+    const collection = this.resolveCollection(id, prepared.collection, existing?.collection);
+    const { body, flags } = encodeBody(prepared.bodyJson, this.state.compressionThresholdBytes);
+    const etag = ++this.etag;
+    const row = {
+      etag,
+      lastModified: this.now,
+      flags,
+      expiresAt: prepared.expiresAt,
+      archiveAt: prepared.archiveAt,
+      metadata: prepared.metadataJson,
+      body,
+    };
+    if (existing) {
+      this.s.updateDocument.run({ ...row, oldEtag: existing.etag });
+    } else {
+      if ((this.state.counters.get(TOMBSTONES) ?? 0) + (this.deltas.get(TOMBSTONES) ?? 0) > 0) {
+        // A re-created document supersedes its tombstone: consumers behind it see the new version instead.
+        if (this.s.deleteTombstone.run(key).changes > 0) this.adjust(TOMBSTONES, -1);
+      }
+      this.s.insertDocument.run({ ...row, idLower: key, id, collection });
+      this.adjust(docsCounter(collection), 1);
+    }
+    const storedId = existing?.id ?? id;
+    const changeVector = changeVectorOf(etag, this.state.databaseId);
+    this.changes.push({ type: 'put', id: storedId, collection, etag, changeVector });
+    return {
+      Type: 'PUT',
+      Id: storedId,
+      ChangeVector: changeVector,
+      Collection: collection,
+      LastModified: new Date(this.now).toISOString(),
+    };
+  }
+
+  /** Maps `@collection` to its canonical spelling; a document never changes collection by an update. */
+  private resolveCollection(id: string, requested: string | undefined, current: string | undefined): string {
+    if (requested === undefined) return current ?? EMPTY_COLLECTION;
+    const key = requested.toLowerCase();
+    const canonical = this.state.collections.get(key) ?? this.newCollections.get(key) ?? requested;
+    if (current !== undefined && current.toLowerCase() !== key) {
+      throw new RookeryError(
+        'CollectionChangeNotAllowed',
+        `Document ${id} belongs to collection ${current} and cannot move to ${requested}; delete it and create it again`,
+        { id, currentCollection: current, requestedCollection: requested },
+      );
+    }
+    if (!this.state.collections.has(key)) this.newCollections.set(key, canonical);
+    return canonical;
+  }
+
+  private checkExpected(id: string, currentEtag: number | undefined, expected: ExpectedChangeVector): void {
+    if (expected === undefined || expected === null) return;
+    const actual = currentEtag === undefined ? null : changeVectorOf(currentEtag, this.state.databaseId);
+    if (expected === '' ? actual === null : actual === expected) return;
+    const detail =
+      actual === null
+        ? `Document ${id} does not exist, but the command expected change vector ${expected}.`
+        : expected === ''
+          ? `Document ${id} already exists (change vector ${actual}), but the command expected it not to.`
+          : `Document ${id} has change vector ${actual}, but the command expected ${expected}.`;
+    throw new RookeryError(
+      'ConcurrencyConflict',
+      `${detail} Someone else changed it: load it again, reapply your change and retry.`,
+      { id, expectedChangeVector: expected, actualChangeVector: actual },
+    );
+  }
+
+  private adjust(key: string, delta: number): void {
+    this.deltas.set(key, (this.deltas.get(key) ?? 0) + delta);
+  }
+}

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+
+/** Longest document id we accept, in UTF-8 bytes (RavenDB's limit too). */
+export const MAX_ID_BYTES = 512;
+
+/**
+ * A document id: 1..512 UTF-8 bytes, no control characters, no leading or
+ * trailing whitespace. Ids are case-insensitive but keep the case they were
+ * stored with. A trailing `/` or `|` asks the server to generate the id.
+ */
+export const DocumentIdSchema = z
+  .string()
+  .min(1, 'a document id cannot be empty')
+  .refine((id) => Buffer.byteLength(id, 'utf8') <= MAX_ID_BYTES, {
+    message: `a document id must be at most ${MAX_ID_BYTES} bytes of UTF-8`,
+  })
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
+  .refine((id) => !/[\u0000-\u001f\u007f]/.test(id), {
+    message: 'a document id cannot contain control characters',
+  })
+  .refine((id) => id.trim() === id, { message: 'a document id cannot start or end with whitespace' });
+
+/** ISO-8601 timestamp, as used by `@expires`, `@archive-at` and `@last-modified`. */
+export const IsoDateSchema = z.iso.datetime({
+  offset: true,
+  message: 'expected an ISO-8601 date-time such as 2026-01-31T12:00:00Z',
+});
+
+/** Metadata keys the server owns: clients may send them, the server ignores and rewrites them. */
+export const SERVER_METADATA_KEYS = ['@id', '@change-vector', '@last-modified', '@etag', '@flags'] as const;
+
+/**
+ * The `@metadata` a client may send. Unknown keys are the user's own and are
+ * kept as they are.
+ */
+export const MetadataInputSchema = z
+  .object({
+    '@collection': z.string().min(1).max(256).optional(),
+    '@expires': IsoDateSchema.optional(),
+    '@archive-at': IsoDateSchema.optional(),
+  })
+  .catchall(z.unknown());
+export type MetadataInput = z.infer<typeof MetadataInputSchema>;
+
+/** A document as a client sends it: any JSON object, with an optional `@metadata`. */
+export const DocumentInputSchema = z.record(z.string(), z.unknown());
+export type DocumentInput = z.infer<typeof DocumentInputSchema>;
+
+/** The metadata of a stored document, as the server returns it. */
+export interface DocumentMetadata {
+  '@id': string;
+  '@collection': string;
+  '@change-vector': string;
+  '@last-modified': string;
+  '@expires'?: string;
+  '@archive-at'?: string;
+  [key: string]: unknown;
+}
+
+/** A stored document as returned by the server. */
+export type StoredDocument = Record<string, unknown> & { '@metadata': DocumentMetadata };
+
+/** Documents whose `@collection` is not set live in this pseudo-collection (as in RavenDB). */
+export const EMPTY_COLLECTION = '@empty';
+
+/** `GET /databases/{db}/docs` response. */
+export interface GetDocumentsResponse {
+  Results: Array<StoredDocument | null>;
+  Includes: Record<string, StoredDocument | null>;
+}

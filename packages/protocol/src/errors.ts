@@ -1,0 +1,111 @@
+import { z } from 'zod';
+
+/**
+ * Every error Rookery returns has one of these stable codes. Clients branch on
+ * the code, never on the message, so a code is never renamed or reused.
+ */
+export const ErrorCodes = {
+  InvalidJson: 400,
+  InvalidRequest: 400,
+  InvalidId: 400,
+  InvalidDatabaseName: 400,
+  InvalidMetadata: 400,
+  InvalidPatch: 400,
+  CollectionChangeNotAllowed: 400,
+  DocumentNotFound: 404,
+  DatabaseNotFound: 404,
+  RouteNotFound: 404,
+  MethodNotAllowed: 405,
+  ConcurrencyConflict: 409,
+  DatabaseAlreadyExists: 409,
+  PayloadTooLarge: 413,
+  UnsupportedMediaType: 415,
+  DatabaseUnavailable: 503,
+  InternalError: 500,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof ErrorCodes;
+
+/** The `application/problem+json` body (RFC 9457) with Rookery's stable `code`. */
+export const ProblemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.string(),
+  })
+  .catchall(z.unknown());
+export type Problem = z.infer<typeof ProblemSchema>;
+
+const TITLES: Record<ErrorCode, string> = {
+  InvalidJson: 'Malformed JSON',
+  InvalidRequest: 'Invalid request',
+  InvalidId: 'Invalid document id',
+  InvalidDatabaseName: 'Invalid database name',
+  InvalidMetadata: 'Invalid document metadata',
+  InvalidPatch: 'Patch cannot be applied',
+  CollectionChangeNotAllowed: 'Collection change not allowed',
+  DocumentNotFound: 'Document not found',
+  DatabaseNotFound: 'Database not found',
+  RouteNotFound: 'Route not found',
+  MethodNotAllowed: 'Method not allowed',
+  ConcurrencyConflict: 'Concurrency conflict',
+  DatabaseAlreadyExists: 'Database already exists',
+  PayloadTooLarge: 'Payload too large',
+  UnsupportedMediaType: 'Unsupported media type',
+  DatabaseUnavailable: 'Database unavailable',
+  InternalError: 'Internal error',
+};
+
+/**
+ * An error as a value: stable code, HTTP status, a message that tells the user
+ * what to do, and optional structured details (e.g. both change vectors of a
+ * conflict) that travel in the problem body.
+ */
+export class RookeryError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'RookeryError';
+    this.code = code;
+    this.status = ErrorCodes[code];
+    this.details = details;
+  }
+
+  toProblem(): Problem {
+    return {
+      type: `https://rookery.dev/errors/${this.code}`,
+      title: TITLES[this.code],
+      status: this.status,
+      detail: this.message,
+      code: this.code,
+      ...this.details,
+    };
+  }
+
+  /** Rebuilds an error from a problem body (used by clients and the gateway). */
+  static fromProblem(problem: Problem): RookeryError {
+    const { type: _t, title: _ti, status: _s, detail, code, ...details } = problem;
+    const known = (code in ErrorCodes ? code : 'InternalError') as ErrorCode;
+    return new RookeryError(known, detail, details);
+  }
+}
+
+export function isRookeryError(value: unknown): value is RookeryError {
+  return value instanceof RookeryError;
+}
+
+/** Turns a zod failure into a 400 that names the offending field and what was expected. */
+export function invalidRequest(error: z.ZodError, what: string): RookeryError {
+  const issues = error.issues.slice(0, 5).map((issue) => {
+    const path = issue.path.length > 0 ? issue.path.join('.') : '(root)';
+    return `${path}: ${issue.message}`;
+  });
+  return new RookeryError('InvalidRequest', `The ${what} is not valid. ${issues.join('; ')}.`, {
+    issues: error.issues.slice(0, 20).map((i) => ({ path: i.path.map(String), message: i.message })),
+  });
+}
