@@ -17,12 +17,38 @@ export interface ChangeRow {
   deleted: 0 | 1;
 }
 
-/** A prepared statement; named here so declaration files can refer to it. */
-export type Statement<P extends unknown[] = unknown[], R = unknown> = BetterSqlite3.Statement<P, R>;
+/** A prepared statement with its parameter and row types. */
+type Stmt<P extends unknown[] = unknown[], R = unknown> = BetterSqlite3.Statement<P, R>;
+type Head = { etag: number; id: string; collection: string };
 
 /** Every statement docs.db needs, prepared once per open database. */
-export function prepareStatements(db: BetterSqlite3.Database) {
-  const prepare = <P extends unknown[] = unknown[], R = unknown>(sql: string): Statement<P, R> =>
+export interface Statements {
+  begin: Stmt<[]>;
+  commit: Stmt<[]>;
+  rollback: Stmt<[]>;
+  savepoint: Stmt<[]>;
+  release: Stmt<[]>;
+  rollbackToSavepoint: Stmt<[]>;
+  documentByKey: Stmt<[string], DocumentRow>;
+  headByKey: Stmt<[string], Head>;
+  etagByKey: Stmt<[string], { etag: number }>;
+  insertDocument: Stmt<[Record<string, unknown>]>;
+  updateDocument: Stmt<[Record<string, unknown>]>;
+  deleteDocument: Stmt<[number]>;
+  insertTombstone: Stmt<[number, string, string, string, number]>;
+  deleteTombstone: Stmt<[string]>;
+  addCounter: Stmt<[string, number]>;
+  allCounters: Stmt<[], { key: string; value: number }>;
+  sequence: Stmt<[string, string], { value: number }>;
+  setSequence: Stmt<[string, string, number]>;
+  lastEtag: Stmt<[], { etag: number }>;
+  getMeta: Stmt<[string], { value: string }>;
+  setMeta: Stmt<[string, string]>;
+  changesAfter: Stmt<[{ after: number; limit: number }], ChangeRow>;
+}
+
+export function prepareStatements(db: BetterSqlite3.Database): Statements {
+  const prepare = <P extends unknown[] = unknown[], R = unknown>(sql: string): Stmt<P, R> =>
     db.prepare<P, R>(sql);
   return {
     begin: prepare('BEGIN IMMEDIATE'),
@@ -81,5 +107,3 @@ export function prepareStatements(db: BetterSqlite3.Database) {
     ),
   };
 }
-
-export type Statements = ReturnType<typeof prepareStatements>;
