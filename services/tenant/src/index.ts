@@ -1,1 +1,2 @@
-export {};
+export { loadConfig, type TenantConfig, TenantConfigSchema } from './config.js';
+export { buildTenantServer, type TenantServer } from './server.js';
