@@ -27,6 +27,23 @@ export function prepareDocument(id: string, input: Record<string, unknown>): Pre
   if (typeof rawMetadata !== 'object' || rawMetadata === null || Array.isArray(rawMetadata)) {
     throw new RookeryError('InvalidMetadata', `The @metadata of ${id} must be a JSON object`, { id });
   }
+  // Fast path for the common case, metadata that only names the collection; anything else goes through the schema.
+  const keys = Object.keys(rawMetadata);
+  const collection = (rawMetadata as Record<string, unknown>)['@collection'];
+  if (
+    keys.length === 1 &&
+    typeof collection === 'string' &&
+    collection.length > 0 &&
+    collection.length <= 256
+  ) {
+    return {
+      bodyJson: JSON.stringify(body),
+      metadataJson: null,
+      collection,
+      expiresAt: null,
+      archiveAt: null,
+    };
+  }
   const parsed = MetadataInputSchema.safeParse(rawMetadata);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

@@ -55,6 +55,8 @@ export class WriteTransaction implements MergeableTransaction {
   private deltas = new Map<string, number>();
   private newCollections = new Map<string, string>();
   private snapshot: Snapshot | null = null;
+  /** `now` as ISO-8601, formatted once per transaction rather than once per document. */
+  private readonly nowIso: string;
 
   constructor(
     private readonly s: Statements,
@@ -62,6 +64,7 @@ export class WriteTransaction implements MergeableTransaction {
     readonly now: number,
   ) {
     this.etag = state.lastEtag;
+    this.nowIso = new Date(now).toISOString();
   }
 
   begin(): void {
@@ -156,7 +159,7 @@ export class WriteTransaction implements MergeableTransaction {
       Id: existing.id,
       ChangeVector: changeVector,
       Collection: existing.collection,
-      LastModified: new Date(this.now).toISOString(),
+      LastModified: this.nowIso,
       Deleted: true,
     };
   }
@@ -210,23 +213,35 @@ export class WriteTransaction implements MergeableTransaction {
     const collection = this.resolveCollection(id, prepared.collection, existing?.collection);
     const { body, flags } = encodeBody(prepared.bodyJson, this.state.compressionThresholdBytes);
     const etag = ++this.etag;
-    const row = {
-      etag,
-      lastModified: this.now,
-      flags,
-      expiresAt: prepared.expiresAt,
-      archiveAt: prepared.archiveAt,
-      metadata: prepared.metadataJson,
-      body,
-    };
+    const { expiresAt, archiveAt, metadataJson } = prepared;
     if (existing) {
-      this.s.updateDocument.run({ ...row, oldEtag: existing.etag });
+      this.s.updateDocument.run(
+        etag,
+        this.now,
+        flags,
+        expiresAt,
+        archiveAt,
+        metadataJson,
+        body,
+        existing.etag,
+      );
     } else {
       if ((this.state.counters.get(TOMBSTONES) ?? 0) + (this.deltas.get(TOMBSTONES) ?? 0) > 0) {
         // A re-created document supersedes its tombstone: consumers behind it see the new version instead.
         if (this.s.deleteTombstone.run(key).changes > 0) this.adjust(TOMBSTONES, -1);
       }
-      this.s.insertDocument.run({ ...row, idLower: key, id, collection });
+      this.s.insertDocument.run(
+        etag,
+        key,
+        id,
+        collection,
+        this.now,
+        flags,
+        expiresAt,
+        archiveAt,
+        metadataJson,
+        body,
+      );
       this.adjust(docsCounter(collection), 1);
     }
     const storedId = existing?.id ?? id;
@@ -237,7 +252,7 @@ export class WriteTransaction implements MergeableTransaction {
       Id: storedId,
       ChangeVector: changeVector,
       Collection: collection,
-      LastModified: new Date(this.now).toISOString(),
+      LastModified: this.nowIso,
     };
   }
 

@@ -223,6 +223,14 @@ describe('bulk insert', () => {
     const r = await call('POST', '/databases/shop/bulk_insert', `${line(1)}\nnot json\n`, ndjson);
     expect(r.status).toBe(400);
     expect(r.json).toMatchObject({ code: 'InvalidJson', Processed: 1 });
+    const escaped = await call(
+      'POST',
+      '/databases/shop/bulk_insert',
+      '{"Id": "p/1", "Document": {"\\u005f_proto__": {"x": 1}}}',
+      ndjson,
+    );
+    expect(escaped.status).toBe(400);
+    expect(escaped.json.code).toBe('InvalidJson');
     const long = await call(
       'POST',
       '/databases/shop/bulk_insert',

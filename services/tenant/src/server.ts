@@ -60,7 +60,12 @@ export function buildTenantServer(config: TenantConfig): TenantServer {
   });
   app.setErrorHandler((error, request, reply) => {
     const rookeryError = toRookeryError(error, config.maxBodyBytes);
-    if (rookeryError.status >= 500) request.log.error({ err: error }, 'unhandled error');
+    if (rookeryError.status >= 500) {
+      request.log.error(
+        { err: error, db: (request.params as { db?: string } | undefined)?.db },
+        'unhandled error',
+      );
+    }
     return sendProblem(reply, rookeryError);
   });
   app.setNotFoundHandler(notFoundHandler);

@@ -73,6 +73,9 @@ export function prepareStorage(db: BetterSqlite3.Database, options: StorageOptio
   db.pragma('temp_store = MEMORY');
   db.pragma('cache_size = -65536'); // 64 MiB page cache
   db.pragma('busy_timeout = 5000');
+  // Checkpoint every ~40 MB of WAL instead of every 4 MB: a checkpoint runs inside a commit and fsyncs the
+  // database file, so fewer, bigger ones keep commits short (measured +20% on 1 KB inserts, see README).
+  db.pragma('wal_autocheckpoint = 10000');
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > MIGRATIONS.length) {
     throw new Error(

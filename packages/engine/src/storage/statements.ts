@@ -32,8 +32,25 @@ export interface Statements {
   documentByKey: Stmt<[string], DocumentRow>;
   headByKey: Stmt<[string], Head>;
   etagByKey: Stmt<[string], { etag: number }>;
-  insertDocument: Stmt<[Record<string, unknown>]>;
-  updateDocument: Stmt<[Record<string, unknown>]>;
+  /** etag, id_lower, id, collection, last_modified, flags, expires_at, archive_at, metadata, body */
+  insertDocument: Stmt<
+    [
+      number,
+      string,
+      string,
+      string,
+      number,
+      number,
+      number | null,
+      number | null,
+      string | null,
+      string | Buffer,
+    ]
+  >;
+  /** etag, last_modified, flags, expires_at, archive_at, metadata, body, old etag */
+  updateDocument: Stmt<
+    [number, number, number, number | null, number | null, string | null, string | Buffer, number]
+  >;
   deleteDocument: Stmt<[number]>;
   insertTombstone: Stmt<[number, string, string, string, number]>;
   deleteTombstone: Stmt<[string]>;
@@ -67,12 +84,11 @@ export function prepareStatements(db: BetterSqlite3.Database): Statements {
     etagByKey: prepare<[string], { etag: number }>('SELECT etag FROM docs WHERE id_lower = ?'),
     insertDocument: prepare(
       `INSERT INTO docs (etag, id_lower, id, collection, last_modified, flags, expires_at, archive_at, metadata, body)
-       VALUES (@etag, @idLower, @id, @collection, @lastModified, @flags, @expiresAt, @archiveAt, @metadata, @body)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     updateDocument: prepare(
-      `UPDATE docs SET etag = @etag, last_modified = @lastModified, flags = @flags, expires_at = @expiresAt,
-         archive_at = @archiveAt, metadata = @metadata, body = @body
-       WHERE etag = @oldEtag`,
+      `UPDATE docs SET etag = ?, last_modified = ?, flags = ?, expires_at = ?, archive_at = ?, metadata = ?, body = ?
+       WHERE etag = ?`,
     ),
     deleteDocument: prepare('DELETE FROM docs WHERE etag = ?'),
     insertTombstone: prepare(

@@ -44,6 +44,17 @@ export function bulkInsertRoutes(app: FastifyInstance, context: RouteContext): v
   });
 }
 
+/**
+ * JSON.parse, refusing `__proto__` and `constructor` keys. secure-json-parse's
+ * scan costs ~6% of a bulk insert, so lines that cannot contain those keys
+ * (not even \u-escaped) skip it.
+ */
+function parseUntrustedJson(text: string): unknown {
+  if (!text.includes('__proto__') && !text.includes('constructor') && !text.includes('\\u'))
+    return JSON.parse(text);
+  return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+}
+
 class BulkInsert {
   private readonly started = performance.now();
   private chunk: BulkInsertLine[] = [];
@@ -88,7 +99,7 @@ class BulkInsert {
   private accept(text: string, line: number): void {
     let value: unknown;
     try {
-      value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+      value = parseUntrustedJson(text);
     } catch (error) {
       throw new RookeryError('InvalidJson', `Line ${line} is not valid JSON (${(error as Error).message})`, {
         line,

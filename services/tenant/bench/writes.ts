@@ -1,0 +1,220 @@
+// pnpm bench:writes — the write-path benchmark of issue [1].
+//
+// 1. Engine: 1,000 concurrent single-document batches, merged into shared
+//    commits vs one commit per batch (durable, synchronous=FULL, same run).
+// 2. HTTP: single-document PUTs from 64 concurrent connections to a real
+//    tenant process.
+// 3. HTTP: streamed bulk insert of 1 KB documents.
+// The last line printed is one JSON object with the figures.
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { Database } from '@rookery/engine';
+import { makeTempDir, spawnTs, waitForExit } from '@rookery/testkit';
+import { Pool } from 'undici';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? fallback : Number(process.argv[i + 1]);
+};
+const ROUNDS = arg('rounds', 5);
+const PUT_REQUESTS = arg('puts', 60_000);
+const BULK_DOCS = arg('bulk', 200_000);
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const log = (line: Record<string, unknown>) => process.stderr.write(`${JSON.stringify(line)}\n`);
+
+async function concurrentBatches(merge: boolean, round: number): Promise<number> {
+  const tmp = makeTempDir('rookery-bench-');
+  const db = Database.create(tmp.dir, 'bench', { mergeTransactions: merge });
+  try {
+    await db.batch([{ Type: 'PUT', Id: 'warmup/1', Document: {} }]);
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: 1000 }, (_, i) =>
+        db.batch([
+          {
+            Type: 'PUT',
+            Id: `users/${round}-${i}`,
+            Document: { Name: `User ${i}`, Age: i % 90, '@metadata': { '@collection': 'Users' } },
+          },
+        ]),
+      ),
+    );
+    return 1000 / ((performance.now() - started) / 1000);
+  } finally {
+    await db.close();
+    tmp.cleanup();
+  }
+}
+
+/** Starts a server process that reports its address over IPC (the tenant, or the no-op ceiling). */
+async function startServer(
+  entry: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ url: string; stop: () => Promise<void> }> {
+  const child = spawnTs(entry, [], env);
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('message', (m: { address: string }) => resolve(m.address));
+    child.once('exit', (code) => reject(new Error(`tenant exited with ${code}`)));
+  });
+  return {
+    url,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await waitForExit(child);
+    },
+  };
+}
+
+async function httpPuts(pool: Pool): Promise<number> {
+  let next = 0;
+  const body = JSON.stringify({
+    Name: 'Ada Lovelace',
+    Email: 'ada@example.com',
+    Age: 36,
+    Tags: ['math', 'engines'],
+    '@metadata': { '@collection': 'Users' },
+  });
+  const headers = { 'content-type': 'application/json' };
+  let failures = 0;
+  const worker = async (total: number, offset: number) => {
+    for (let i = next++; i < total; i = next++) {
+      const { statusCode, body: response } = await pool.request({
+        method: 'PUT',
+        path: `/databases/bench/docs?id=users/${offset + i}`,
+        headers,
+        body,
+      });
+      await response.dump();
+      if (statusCode !== 201) failures++;
+    }
+  };
+  // Warm-up: JIT, connections, SQLite page cache.
+  await Promise.all(Array.from({ length: 64 }, () => worker(5_000, 10_000_000)));
+  next = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: 64 }, () => worker(PUT_REQUESTS, 0)));
+  const seconds = (performance.now() - started) / 1000;
+  if (failures > 0) throw new Error(`${failures} PUTs failed`);
+  return PUT_REQUESTS / seconds;
+}
+
+/** NDJSON lines of ~1 KB documents, generated up front so the client costs little while we measure. */
+function bulkPayload(count: number): Buffer[] {
+  const filler = 'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor '.repeat(10);
+  const chunks: Buffer[] = [];
+  let lines: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const doc = {
+      Name: `Package ${i}`,
+      Version: `1.${i % 50}.${i % 7}`,
+      Downloads: i * 7,
+      Description: filler.slice(0, 840 + (i % 60)),
+      '@metadata': { '@collection': 'Packages' },
+    };
+    lines.push(JSON.stringify({ Id: `packages/${i}`, Document: doc }));
+    if (lines.length === 500) {
+      chunks.push(Buffer.from(`${lines.join('\n')}\n`));
+      lines = [];
+    }
+  }
+  if (lines.length > 0) chunks.push(Buffer.from(`${lines.join('\n')}\n`));
+  return chunks;
+}
+
+async function bulkInsert(pool: Pool): Promise<{ docsPerSecond: number; avgDocBytes: number }> {
+  const chunks = bulkPayload(BULK_DOCS);
+  const bytes = chunks.reduce((sum, c) => sum + c.length, 0);
+  const started = performance.now();
+  const { statusCode, body } = await pool.request({
+    method: 'POST',
+    path: '/databases/bench/bulk_insert',
+    headers: { 'content-type': 'application/x-ndjson' },
+    body: Readable.from(chunks),
+  });
+  const text = await body.text();
+  const seconds = (performance.now() - started) / 1000;
+  const last = JSON.parse(text.trim().split('\n').at(-1)!) as { Type: string; Processed: number };
+  if (statusCode !== 200 || last.Type !== 'Completed' || last.Processed !== BULK_DOCS) {
+    throw new Error(`bulk insert failed: ${statusCode} ${text.slice(-500)}`);
+  }
+  return { docsPerSecond: BULK_DOCS / seconds, avgDocBytes: Math.round(bytes / BULK_DOCS) };
+}
+
+const merged: number[] = [];
+const unmerged: number[] = [];
+for (let round = 0; round < ROUNDS; round++) {
+  // Alternate the two modes so that machine noise hits both alike.
+  merged.push(await concurrentBatches(true, round));
+  unmerged.push(await concurrentBatches(false, round));
+}
+log({ stage: 'merger', merged: merged.map(Math.round), unmerged: unmerged.map(Math.round) });
+
+// The ceiling first: the same client against a server that does nothing.
+const noop = await startServer(path.join(here, 'noop-server.ts'));
+const noopPool = new Pool(noop.url, { connections: 64, pipelining: 1 });
+const noopPutPerSecond = await httpPuts(noopPool);
+await noopPool.close();
+await noop.stop();
+log({ stage: 'http_put_noop_ceiling', requests: PUT_REQUESTS, per_s: Math.round(noopPutPerSecond) });
+
+const tmp = makeTempDir('rookery-bench-http-');
+const tenant = await startServer(path.join(here, '..', 'src', 'main.ts'), {
+  ROOKERY_DATA: tmp.dir,
+  ROOKERY_PORT: '0',
+  ROOKERY_LOG_LEVEL: 'warn',
+});
+const pool = new Pool(tenant.url, { connections: 64, pipelining: 1 });
+let httpPutPerSecond = 0;
+let bulk = { docsPerSecond: 0, avgDocBytes: 0 };
+try {
+  const created = await pool.request({
+    method: 'PUT',
+    path: '/admin/databases',
+    headers: { 'content-type': 'application/json' },
+    body: '{"Name":"bench"}',
+  });
+  await created.body.dump();
+  httpPutPerSecond = await httpPuts(pool);
+  log({
+    stage: 'http_put',
+    requests: PUT_REQUESTS,
+    per_s: Math.round(httpPutPerSecond),
+    of_noop_ceiling: Number((httpPutPerSecond / noopPutPerSecond).toFixed(2)),
+  });
+  bulk = await bulkInsert(pool);
+  log({
+    stage: 'bulk_insert',
+    docs: BULK_DOCS,
+    avg_doc_bytes: bulk.avgDocBytes,
+    per_s: Math.round(bulk.docsPerSecond),
+  });
+} finally {
+  await pool.close();
+  await tenant.stop();
+  tmp.cleanup();
+}
+
+log({
+  machine: {
+    cpus: os.cpus().length,
+    model: os.cpus()[0]?.model,
+    memGiB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+  },
+});
+const mergedMedian = median(merged);
+const unmergedMedian = median(unmerged);
+console.log(
+  JSON.stringify({
+    bench: 'writes',
+    merged_docs_per_s: Math.round(mergedMedian),
+    unmerged_docs_per_s: Math.round(unmergedMedian),
+    ratio: Number((mergedMedian / unmergedMedian).toFixed(1)),
+    http_put_per_s: Math.round(httpPutPerSecond),
+    bulk_insert_docs_per_s: Math.round(bulk.docsPerSecond),
+  }),
+);
