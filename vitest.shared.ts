@@ -11,5 +11,8 @@ export const sharedConfig = defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The JSON report lets `npm test` print one "N passed, N failed" line for the whole repository.
+    reporters: ['default', 'json'],
+    outputFile: { json: '.vitest-report.json' },
   },
 });
