@@ -40,6 +40,8 @@ describe('transaction merger', () => {
     // 100 batches issued in one turn of the event loop share a single commit.
     expect(db.writeStats().transactions - before).toBe(1);
     expect(db.stats().CountOfDocuments).toBe(99);
+    // The rolled-back batch's new collection left no trace in the counters.
+    expect(Object.keys(db.stats().Collections)).toEqual(['@empty']);
     // Etags keep increasing without reuse after rolled-back savepoints.
     const etags = db.changesAfter(0, 1000).map((c) => c.etag);
     expect(new Set(etags).size).toBe(etags.length);

@@ -37,10 +37,11 @@ export type ExpectedChangeVector = string | null | undefined;
 const TOMBSTONES = 'tombstones';
 const docsCounter = (collection: string) => `docs/${collection}`;
 
+/** Where a unit of work started: lengths of the undo logs, so a savepoint costs no copying. */
 interface Snapshot {
   etag: number;
-  deltas: Map<string, number>;
-  newCollections: Map<string, string>;
+  undoDeltas: number;
+  undoCollections: number;
   changes: number;
 }
 
@@ -52,9 +53,12 @@ interface Snapshot {
 export class WriteTransaction implements MergeableTransaction {
   readonly changes: DocumentChange[] = [];
   private etag: number;
-  private deltas = new Map<string, number>();
-  private newCollections = new Map<string, string>();
+  private readonly deltas = new Map<string, number>();
+  private readonly newCollections = new Map<string, string>();
   private snapshot: Snapshot | null = null;
+  /** Every counter adjustment and new collection in order, to undo those of a unit rolled back to its savepoint. */
+  private readonly undoDeltas: Array<[string, number]> = [];
+  private readonly undoCollections: string[] = [];
   /** `now` as ISO-8601, formatted once per transaction rather than once per document. */
   private readonly nowIso: string;
 
@@ -75,8 +79,8 @@ export class WriteTransaction implements MergeableTransaction {
     this.s.savepoint.run();
     this.snapshot = {
       etag: this.etag,
-      deltas: new Map(this.deltas),
-      newCollections: new Map(this.newCollections),
+      undoDeltas: this.undoDeltas.length,
+      undoCollections: this.undoCollections.length,
       changes: this.changes.length,
     };
   }
@@ -90,8 +94,10 @@ export class WriteTransaction implements MergeableTransaction {
     this.s.release.run();
     const snap = this.snapshot!;
     this.etag = snap.etag;
-    this.deltas = snap.deltas;
-    this.newCollections = snap.newCollections;
+    for (const [key, delta] of this.undoDeltas.splice(snap.undoDeltas)) {
+      this.deltas.set(key, this.deltas.get(key)! - delta);
+    }
+    for (const key of this.undoCollections.splice(snap.undoCollections)) this.newCollections.delete(key);
     this.changes.length = snap.changes;
   }
 
@@ -268,7 +274,10 @@ export class WriteTransaction implements MergeableTransaction {
         { id, currentCollection: current, requestedCollection: requested },
       );
     }
-    if (!this.state.collections.has(key)) this.newCollections.set(key, canonical);
+    if (!this.state.collections.has(key) && !this.newCollections.has(key)) {
+      this.newCollections.set(key, canonical);
+      this.undoCollections.push(key);
+    }
     return canonical;
   }
 
@@ -291,5 +300,6 @@ export class WriteTransaction implements MergeableTransaction {
 
   private adjust(key: string, delta: number): void {
     this.deltas.set(key, (this.deltas.get(key) ?? 0) + delta);
+    this.undoDeltas.push([key, delta]);
   }
 }
