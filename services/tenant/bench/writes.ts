@@ -12,6 +12,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Database } from '@rookery/engine';
 import { makeTempDir, spawnTs, waitForExit } from '@rookery/testkit';
+import BetterSqlite3 from 'better-sqlite3';
 import { Pool } from 'undici';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -167,6 +168,43 @@ async function bulkInsert(pool: Pool): Promise<{ docsPerSecond: number; avgDocBy
   return { docsPerSecond: BULK_DOCS / seconds, avgDocBytes: Math.round(bytes / BULK_DOCS) };
 }
 
+/**
+ * The storage ceiling: the same documents inserted straight into docs.db's
+ * schema with better-sqlite3, 5,000 rows per durable transaction, no HTTP,
+ * no parsing. Bulk insert can only approach this.
+ */
+async function rawSqliteCeiling(count: number): Promise<number> {
+  const tmp = makeTempDir('rookery-bench-raw-');
+  try {
+    // Database.create applies the schema and pragmas; then the file is written directly.
+    await Database.create(tmp.dir, 'raw').close();
+    const sqlite = new BetterSqlite3(path.join(tmp.dir, 'docs.db'));
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = FULL');
+    sqlite.pragma('wal_autocheckpoint = 10000');
+    const insert = sqlite.prepare(
+      'INSERT INTO docs (etag, id_lower, id, collection, last_modified, flags, metadata, body) VALUES (?, ?, ?, ?, ?, 0, NULL, ?)',
+    );
+    const filler = 'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor '.repeat(10);
+    const bodies = Array.from({ length: 1000 }, (_, i) =>
+      JSON.stringify({ Name: `Package ${i}`, Description: filler.slice(0, 840 + (i % 60)) }),
+    );
+    const started = performance.now();
+    for (let start = 0; start < count; start += 5000) {
+      sqlite.transaction(() => {
+        for (let i = start; i < Math.min(count, start + 5000); i++) {
+          insert.run(i + 1, `packages/${i}`, `packages/${i}`, 'Packages', Date.now(), bodies[i % 1000]!);
+        }
+      })();
+    }
+    const perSecond = count / ((performance.now() - started) / 1000);
+    sqlite.close();
+    return perSecond;
+  } finally {
+    tmp.cleanup();
+  }
+}
+
 const { merged, unmerged } = await mergerComparison();
 log({ stage: 'merger', merged: merged.map(Math.round), unmerged: unmerged.map(Math.round) });
 
@@ -203,11 +241,14 @@ try {
     of_noop_ceiling: Number((httpPutPerSecond / noopPutPerSecond).toFixed(2)),
   });
   bulk = await bulkInsert(pool);
+  const raw = await rawSqliteCeiling(BULK_DOCS);
   log({
     stage: 'bulk_insert',
     docs: BULK_DOCS,
     avg_doc_bytes: bulk.avgDocBytes,
     per_s: Math.round(bulk.docsPerSecond),
+    raw_sqlite_ceiling_per_s: Math.round(raw),
+    of_raw_ceiling: Number((bulk.docsPerSecond / raw).toFixed(2)),
   });
 } finally {
   await pool.close();
