@@ -1,1 +1,7 @@
-export {};
+// @rookery/rql: parse RavenDB Query Language text into a typed tree, and print it back.
+
+export type * from './ast.js';
+export { RqlSyntaxError } from './errors.js';
+export { formatRql } from './format.js';
+export { MAX_NESTING_DEPTH, MAX_QUERY_LENGTH } from './limits.js';
+export { parseRql } from './parser.js';
