@@ -11,6 +11,9 @@ export const sharedConfig = defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // isolated-vm (the index sandbox) asks for this flag on Node 20+: V8's startup snapshot and its isolates
+    // do not mix on every platform.
+    execArgv: ['--no-node-snapshot'],
     // The JSON report lets `npm test` print one "N passed, N failed" line for the whole repository.
     reporters: ['default', 'json'],
     outputFile: { json: '.vitest-report.json' },

@@ -8,7 +8,14 @@ import { assembleDocumentJson, changeVectorOf } from './document-shape.js';
 import { idKey, NODE_TAG } from './ids.js';
 import { TransactionMerger } from './merger.js';
 import { prepareStorage, type SynchronousMode } from './storage/schema.js';
-import { type ChangeRow, prepareStatements, type Statements } from './storage/statements.js';
+import {
+  type ChangeRow,
+  type DocumentRow,
+  prepareReadStatements,
+  prepareStatements,
+  type ReadStatements,
+  type Statements,
+} from './storage/statements.js';
 import { type DatabaseState, type DocumentChange, WriteTransaction } from './write-transaction.js';
 
 export interface DatabaseOptions {
@@ -148,25 +155,7 @@ export class Database {
 
   get(id: string): LoadedDocument | null {
     const row = this.s.documentByKey.get(idKey(id));
-    if (!row) return null;
-    const json = assembleDocumentJson(
-      {
-        id: row.id,
-        collection: row.collection,
-        etag: row.etag,
-        lastModified: row.last_modified,
-        metadata: row.metadata,
-      },
-      decodeBody(row.body, row.flags),
-      this.state.databaseId,
-    );
-    return {
-      id: row.id,
-      collection: row.collection,
-      etag: row.etag,
-      changeVector: changeVectorOf(row.etag, this.state.databaseId),
-      json,
-    };
+    return row ? this.loaded(row) : null;
   }
 
   /** The current change vector of a document without reading its body (for 304 answers). */
@@ -183,6 +172,63 @@ export class Database {
       collection: r.collection,
       deleted: r.deleted === 1,
     }));
+  }
+
+  /**
+   * A page of a collection's documents (every document for `null`) in etag
+   * order, through the (collection, etag) index: a collection query reads
+   * only the page it returns.
+   */
+  collectionPage(collection: string | null, skip: number, take: number): LoadedDocument[] {
+    const rows =
+      collection === null
+        ? this.reads().allDocs.all(take, skip)
+        : this.reads().collectionDocs.all(this.canonicalCollection(collection), take, skip);
+    return rows.map((row) => this.loaded(row));
+  }
+
+  /** Documents in a collection (all documents for `null`), from the counters: no counting. */
+  collectionCount(collection: string | null): number {
+    if (collection === null) return this.stats().CountOfDocuments;
+    return this.state.counters.get(`docs/${this.canonicalCollection(collection)}`) ?? 0;
+  }
+
+  /** True if a document of `collections` (any for null) was written or deleted after `etag`. */
+  hasChangesAfter(collections: readonly string[] | null, etag: number): boolean {
+    if (etag >= this.state.lastEtag) return false;
+    if (collections === null) return true;
+    const statement = this.reads().changedInCollection;
+    return collections.some((c) => statement.get({ c: this.canonicalCollection(c), e: etag }) !== undefined);
+  }
+
+  private canonicalCollection(collection: string): string {
+    return this.state.collections.get(collection.toLowerCase()) ?? collection;
+  }
+
+  private readStatements?: ReadStatements;
+  private reads(): ReadStatements {
+    this.readStatements ??= prepareReadStatements(this.sqlite);
+    return this.readStatements;
+  }
+
+  private loaded(row: DocumentRow): LoadedDocument {
+    return {
+      id: row.id,
+      collection: row.collection,
+      etag: row.etag,
+      changeVector: changeVectorOf(row.etag, this.state.databaseId),
+      json: assembleDocumentJson(
+        {
+          id: row.id,
+          collection: row.collection,
+          etag: row.etag,
+          lastModified: row.last_modified,
+          metadata: row.metadata,
+        },
+        decodeBody(row.body, row.flags),
+        this.state.databaseId,
+      ),
+    };
   }
 
   stats(): DatabaseStats {

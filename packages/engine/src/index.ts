@@ -8,5 +8,20 @@ export {
 } from './database.js';
 export { idKey } from './ids.js';
 export { referencedIds } from './includes.js';
+export {
+  collectionsOf,
+  DatabaseIndexer,
+  type IndexProgress,
+  indexStatsOf,
+} from './indexing/database-indexer.js';
+export { SandboxError, type SandboxLimits } from './indexing/sandbox/index.js';
+export { IndexCatalog } from './query/index-catalog.js';
+export type { IndexReader } from './query/index-reader.js';
+export {
+  type IndexingControl,
+  type PreparedQuery,
+  type QueryOptions,
+  QueryRunner,
+} from './query/query-runner.js';
 export type { SynchronousMode } from './storage/schema.js';
 export type { DocumentChange } from './write-transaction.js';

@@ -2,3 +2,5 @@ export * from './commands.js';
 export * from './database.js';
 export * from './documents.js';
 export * from './errors.js';
+export * from './indexes.js';
+export * from './queries.js';

@@ -2,6 +2,7 @@ import { makeTempDir } from '@rookery/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 import { buildTenantServer, type TenantServer } from './server.js';
+import { httpClient, type Reply } from './test-fixtures/http-client.js';
 
 let tmp: ReturnType<typeof makeTempDir>;
 let server: TenantServer;
@@ -24,34 +25,7 @@ afterAll(async () => {
   tmp.cleanup();
 });
 
-interface Reply {
-  status: number;
-  headers: Headers;
-  text: string;
-  json: Record<string, unknown> & { code?: string; detail?: string };
-}
-
-async function call(
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<Reply> {
-  const init: RequestInit = { method, headers: { ...headers } };
-  if (body !== undefined) {
-    init.body = typeof body === 'string' ? body : JSON.stringify(body);
-    (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
-  }
-  const response = await fetch(base + path, init);
-  const text = await response.text();
-  let json = {};
-  try {
-    json = text ? JSON.parse(text) : {};
-  } catch {
-    // Not JSON (NDJSON streams are parsed by the caller).
-  }
-  return { status: response.status, headers: response.headers, text, json };
-}
+const call = httpClient(() => base);
 
 const docs = (id: string) => `/databases/shop/docs?id=${encodeURIComponent(id)}`;
 const user = (name: string, extra: Record<string, unknown> = {}) => ({

@@ -3,11 +3,14 @@ import { DatabaseCatalog } from '@rookery/engine';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { TenantConfig } from './config.js';
 import { notFoundHandler, sendProblem, toRookeryError } from './http/problem.js';
+import { TenantIndexing } from './indexing/tenant-indexing.js';
 import { batchRoutes } from './routes/batch.js';
 import { bulkInsertRoutes } from './routes/bulk-insert.js';
 import type { RouteContext } from './routes/context.js';
 import { databaseRoutes } from './routes/databases.js';
 import { documentRoutes } from './routes/documents.js';
+import { indexRoutes } from './routes/indexes.js';
+import { queryRoutes } from './routes/queries.js';
 import { statsRoutes } from './routes/stats.js';
 
 export interface TenantServer {
@@ -40,13 +43,19 @@ export function buildTenantServer(config: TenantConfig): TenantServer {
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
   });
-  const context: RouteContext = { catalog, config };
+  const indexing = new TenantIndexing(catalog, app.log);
+  const context: RouteContext = { catalog, indexing, config };
   // Only JSON (and NDJSON for bulk insert) is accepted: text bodies get a clear 415 instead of a confusing 400.
   app.removeContentTypeParser('text/plain');
 
   app.addHook('onRequest', async (request) => {
     const db = (request.params as { db?: string } | undefined)?.db;
-    if (db !== undefined) request.log = request.log.child({ db });
+    if (db !== undefined) {
+      request.log = request.log.child({ db });
+      // Writes must reach the indexer even before the first query: start the database's indexing on first
+      // contact (a database that does not exist is the route's 404 to report, not this hook's).
+      indexing.forDatabase(db).catch(() => {});
+    }
   });
   app.addHook('onResponse', async (request, reply) => {
     const line = {
@@ -76,12 +85,15 @@ export function buildTenantServer(config: TenantConfig): TenantServer {
   batchRoutes(app, context);
   bulkInsertRoutes(app, context);
   statsRoutes(app, context);
+  queryRoutes(app, context);
+  indexRoutes(app, context);
 
   return {
     app,
     catalog,
     async close() {
       await app.close();
+      await indexing.close();
       await catalog.closeAll();
     },
   };

@@ -123,3 +123,26 @@ export function prepareStatements(db: BetterSqlite3.Database): Statements {
     ),
   };
 }
+
+/** Statements of the query paths (collection pages, staleness), prepared on first use. */
+export interface ReadStatements {
+  allDocs: Stmt<[number, number], DocumentRow>;
+  collectionDocs: Stmt<[string, number, number], DocumentRow>;
+  changedInCollection: Stmt<[{ c: string; e: number }], { one: number }>;
+}
+
+export function prepareReadStatements(db: BetterSqlite3.Database): ReadStatements {
+  const columns = 'etag, id, collection, last_modified, flags, metadata, body';
+  return {
+    allDocs: db.prepare<[number, number], DocumentRow>(
+      `SELECT ${columns} FROM docs ORDER BY etag LIMIT ? OFFSET ?`,
+    ),
+    collectionDocs: db.prepare<[string, number, number], DocumentRow>(
+      `SELECT ${columns} FROM docs WHERE collection = ? ORDER BY etag LIMIT ? OFFSET ?`,
+    ),
+    changedInCollection: db.prepare<[{ c: string; e: number }], { one: number }>(
+      `SELECT 1 AS one FROM docs WHERE collection = :c AND etag > :e
+       UNION ALL SELECT 1 FROM tombstones WHERE collection = :c AND etag > :e LIMIT 1`,
+    ),
+  };
+}

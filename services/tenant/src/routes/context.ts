@@ -3,10 +3,12 @@ import { invalidRequest } from '@rookery/protocol';
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { TenantConfig } from '../config.js';
+import type { TenantIndexing } from '../indexing/tenant-indexing.js';
 
-/** What every route plugin gets: the tenant's databases and the service configuration. */
+/** What every route plugin gets: the tenant's databases, their indexing and the service configuration. */
 export interface RouteContext {
   catalog: DatabaseCatalog;
+  indexing: TenantIndexing;
   config: TenantConfig;
 }
 

@@ -16,6 +16,8 @@ export function databaseRoutes(app: FastifyInstance, context: RouteContext): voi
 
   app.delete('/admin/databases', async (request, reply) => {
     const { name } = parseWith(z.object({ name: DatabaseNameSchema }), request.query, 'query string');
+    context.catalog.get(name); // 404 before touching the indexer
+    await context.indexing.forget(name);
     await context.catalog.delete(name);
     return reply.code(204).send();
   });

@@ -1,0 +1,220 @@
+// pnpm bench:queries [--docs N] [--seed S] — indexing speed and query latency
+// on generated NuGet-like package versions (default 1,000,000), in one run:
+//
+// - index_map_docs_per_s: a map index over every version (PackageId,
+//   IsPrerelease, DownloadCount, Created, Tags, full-text Query);
+// - index_mapreduce_docs_per_s: the `Packages/Search` map/reduce index of the
+//   NuGet test (background.md), grouped by (PackageId, IsPrerelease);
+// - p50/p99 ms of the NuGet pages and the other query shapes, each run
+//   ITERATIONS times after a warm-up, through the engine's IndexReader (the
+//   same code the HTTP API runs; HTTP is measured by the k6 suite).
+//
+// Stages go to stderr; the last stdout line is one JSON object.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { generatePackages, TAGS } from '@rookery/datagen';
+import type { IndexDefinition } from '@rookery/protocol';
+import { Database } from '../src/database.js';
+import { DatabaseIndexer } from '../src/indexing/database-indexer.js';
+import { INDEXES_DIRECTORY, indexFileName } from '../src/indexing/index-file.js';
+import { IndexReader } from '../src/query/index-reader.js';
+import type { IndexQuery, Predicate } from '../src/query/plan.js';
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? fallback : Number(process.argv[i + 1]);
+};
+const DOCS = arg('docs', 1_000_000);
+const SEED = arg('seed', 1);
+const ITERATIONS = arg('iterations', 300);
+const CHUNK = 5_000;
+const log = (message: string) =>
+  process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
+
+const mapIndex: IndexDefinition = {
+  Name: 'Packages/ByFields',
+  Maps: [
+    {
+      Collection: 'Packages',
+      Fields: {
+        PackageId: 'PackageId',
+        IsPrerelease: 'IsPrerelease',
+        DownloadCount: 'DownloadCount',
+        Created: 'Created',
+        Tags: 'Tags',
+        Query: ['Tags', 'Title', 'PackageId'],
+      },
+    },
+  ],
+  Fields: { Query: { Indexing: 'Search' } },
+};
+
+const searchIndex: IndexDefinition = {
+  Name: 'Packages/Search',
+  Maps: [
+    {
+      Collection: 'Packages',
+      Fields: {
+        PackageId: 'PackageId',
+        IsPrerelease: 'IsPrerelease',
+        DownloadCount: 'VersionDownloadCount',
+        Created: 'Created',
+        Tags: 'Tags',
+        Query: ['Tags', 'Title', 'PackageId'],
+      },
+    },
+  ],
+  Reduce: {
+    GroupBy: ['PackageId', 'IsPrerelease'],
+    Aggregate: {
+      DownloadCount: { Sum: 'DownloadCount' },
+      Created: { Min: 'Created' },
+      Tags: { Distinct: 'Tags' },
+      Query: { Distinct: 'Query' },
+    },
+  },
+  Fields: { Query: { Indexing: 'Search', Suggestions: true } },
+};
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+function measure(name: string, run: (i: number) => unknown): { p50: number; p99: number } {
+  for (let i = 0; i < Math.min(30, ITERATIONS); i++) run(i);
+  const times: number[] = [];
+  for (let i = 0; i < ITERATIONS; i++) {
+    const started = performance.now();
+    run(i);
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  const result = { p50: round(percentile(times, 50)), p99: round(percentile(times, 99)) };
+  log(`${name}: p50 ${result.p50} ms, p99 ${result.p99} ms`);
+  return result;
+}
+
+const round = (n: number) => Math.round(n * 1000) / 1000;
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rookery-bench-queries-'));
+  try {
+    const db = Database.create(dir, 'nuget');
+    log(`inserting ${DOCS.toLocaleString('en')} package versions`);
+    const ids: string[] = [];
+    let chunk: { Id: string; Document: Record<string, unknown> }[] = [];
+    for (const doc of generatePackages({ seed: SEED, packageVersions: DOCS })) {
+      const { id, ...body } = doc;
+      chunk.push({ Id: id, Document: body as unknown as Record<string, unknown> });
+      if (ids.length < 100_000 && ids.length % 7 === 0) ids.push(doc.PackageId);
+      if (chunk.length === CHUNK) {
+        await db.insertMany(chunk);
+        chunk = [];
+      }
+    }
+    if (chunk.length > 0) await db.insertMany(chunk);
+    await db.close();
+
+    const indexer = new DatabaseIndexer(dir, { batchSize: 16_384 });
+    const build = (definition: IndexDefinition) => {
+      indexer.put(definition);
+      const started = performance.now();
+      let done = 0;
+      for (;;) {
+        const progress = indexer.runOnce();
+        if (progress.length === 0) break;
+        done += progress.reduce((sum, p) => sum + p.documents, 0);
+        if (done % 163_840 < 16_384) log(`${definition.Name}: ${done.toLocaleString('en')} documents`);
+      }
+      const seconds = (performance.now() - started) / 1000;
+      const rate = Math.round(DOCS / seconds);
+      log(`${definition.Name}: ${rate.toLocaleString('en')} docs/s (${seconds.toFixed(1)} s)`);
+      return rate;
+    };
+    const mapRate = build(mapIndex);
+    const reduceRate = build(searchIndex);
+    for (const name of indexer.names) {
+      const errors = indexer.stats(name)?.ErrorsCount ?? 0;
+      if (errors > 0) throw new Error(`${name} has ${errors} indexing errors`);
+    }
+    indexer.close();
+
+    const open = (name: string) => new IndexReader(path.join(dir, INDEXES_DIRECTORY, indexFileName(name)));
+    const search = open(searchIndex.Name);
+    const byFields = open(mapIndex.Name);
+    const notPrerelease: Predicate = { kind: 'compare', field: 'IsPrerelease', op: '=', value: false };
+    const listing = (where: Predicate, page: number): IndexQuery => ({
+      where,
+      orderBy: [
+        { kind: 'field', field: 'DownloadCount', descending: true },
+        { kind: 'field', field: 'Created', descending: false },
+      ],
+      skip: page * 30,
+      take: 30,
+    });
+    const common = TAGS.slice(0, 8);
+    const rare = TAGS.slice(-40);
+    const withSearch = (terms: string, operator: 'and' | 'or'): Predicate => ({
+      kind: 'and',
+      children: [notPrerelease, { kind: 'search', field: 'Query', terms, operator }],
+    });
+    const check = (what: string, total: number) => {
+      if (total === 0)
+        throw new Error(`${what} matched nothing: the benchmark would measure an empty answer`);
+    };
+    check('listing', search.run(listing(notPrerelease, 0)).total);
+    check('search', search.run(listing(withSearch(common[0] ?? 'json', 'or'), 0)).total);
+
+    const results = {
+      listing_page: measure('listing_page', (i) => search.run(listing(notPrerelease, i % 3))),
+      search_1term: measure('search_1term', (i) =>
+        search.run(listing(withSearch((i % 2 ? common : rare)[i % 8] ?? 'json', 'or'), 0)),
+      ),
+      search_2terms: measure('search_2terms', (i) =>
+        search.run(listing(withSearch(`${common[i % 8]} ${common[(i + 3) % 8]}`, 'and'), 0)),
+      ),
+      facets_tags_whole_dataset: measure('facets_tags_whole_dataset', () =>
+        search.facets(null, [{ kind: 'terms', field: 'Tags', name: 'Tags', top: 20, order: 'countDesc' }]),
+      ),
+      suggest: measure('suggest', (i) => {
+        const word = common[i % 8] ?? 'jquery';
+        return search.suggest('Query', `${word.slice(0, 2)}${word.slice(3)}x`, 5);
+      }),
+      startswith_prefix: measure('startswith_prefix', (i) =>
+        byFields.run({
+          where: { kind: 'startsWith', field: 'PackageId', value: (ids[i % ids.length] ?? 'a').slice(0, 3) },
+          orderBy: [],
+          skip: 0,
+          take: 30,
+        }),
+      ),
+      point_equality: measure('point_equality', (i) =>
+        byFields.run({
+          where: { kind: 'compare', field: 'PackageId', op: '=', value: ids[(i * 7919) % ids.length] ?? '' },
+          orderBy: [],
+          skip: 0,
+          take: 30,
+        }),
+      ),
+    };
+    search.close();
+    byFields.close();
+
+    const line: Record<string, number | string> = {
+      bench: 'queries',
+      docs: DOCS,
+      index_map_docs_per_s: mapRate,
+      index_mapreduce_docs_per_s: reduceRate,
+    };
+    for (const [name, r] of Object.entries(results)) {
+      line[`${name}_p50_ms`] = r.p50;
+      line[`${name}_p99_ms`] = r.p99;
+    }
+    process.stdout.write(`${JSON.stringify(line)}\n`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,231 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { type IndexDefinition, type IndexStats, RookeryError } from '@rookery/protocol';
+import type BetterSqlite3 from 'better-sqlite3';
+import { DocumentSource } from './document-source.js';
+import {
+  createIndexFile,
+  INDEXES_DIRECTORY,
+  indexFileName,
+  openIndexFile,
+  readDefinition,
+} from './index-file.js';
+import { IndexWriter } from './index-writer.js';
+import { createMapper } from './mapper.js';
+import { SandboxError, type SandboxLimits } from './sandbox/index.js';
+
+export interface DatabaseIndexerOptions {
+  /** Most documents read per batch (and per index transaction). Default 8,192. */
+  batchSize?: number;
+  sandbox?: Partial<SandboxLimits>;
+}
+
+export interface IndexProgress {
+  index: string;
+  lastEtag: number;
+  documents: number;
+  errors: number;
+}
+
+interface LoadedIndex {
+  name: string;
+  file: string;
+  db: BetterSqlite3.Database;
+  writer: IndexWriter;
+}
+
+/**
+ * The indexing side of one database: owns every index file of the database
+ * (the only writer of them) and moves each index forward from docs.db, batch
+ * by batch. Runs in an indexer process, never on the tenant's request path.
+ */
+export class DatabaseIndexer {
+  private readonly source: DocumentSource;
+  private readonly indexes = new Map<string, LoadedIndex>();
+  private readonly batchSize: number;
+  private readonly directory: string;
+
+  constructor(
+    databaseDirectory: string,
+    private readonly options: DatabaseIndexerOptions = {},
+  ) {
+    this.source = new DocumentSource(path.join(databaseDirectory, 'docs.db'));
+    this.batchSize = options.batchSize ?? 8_192;
+    this.directory = path.join(databaseDirectory, INDEXES_DIRECTORY);
+    fs.mkdirSync(this.directory, { recursive: true });
+    for (const file of fs.readdirSync(this.directory)) {
+      if (!file.endsWith('.db')) continue;
+      try {
+        this.load(path.join(this.directory, file));
+      } catch {
+        // A file left half-created by a crash during creation: the definition can be put again.
+        removeIndexFiles(path.join(this.directory, file));
+      }
+    }
+  }
+
+  get names(): string[] {
+    return [...this.indexes.values()].map((i) => i.name);
+  }
+
+  /** Creates the index, or replaces it (and re-indexes) if its definition changed. */
+  put(definition: IndexDefinition): { created: boolean } {
+    const key = definition.Name.toLowerCase();
+    const existing = this.indexes.get(key);
+    if (existing && JSON.stringify(existing.writer.definition) === JSON.stringify(definition)) {
+      return { created: false };
+    }
+    // Compile first: a definition that does not compile must not replace a working index.
+    try {
+      createMapper(definition, this.options.sandbox).dispose();
+    } catch (error) {
+      throw new RookeryError(
+        'InvalidIndexDefinition',
+        `Index ${definition.Name} does not compile: ${(error as Error).message}`,
+      );
+    }
+    if (existing) this.delete(existing.name);
+    const file = path.join(this.directory, indexFileName(definition.Name));
+    removeIndexFiles(file);
+    createIndexFile(file, definition).close();
+    this.load(file);
+    return { created: true };
+  }
+
+  delete(name: string): boolean {
+    const loaded = this.indexes.get(name.toLowerCase());
+    if (!loaded) return false;
+    this.indexes.delete(name.toLowerCase());
+    loaded.writer.close();
+    loaded.db.close();
+    removeIndexFiles(loaded.file);
+    return true;
+  }
+
+  /** Drops everything the index holds and indexes the database again from etag 0. */
+  reset(name: string): boolean {
+    const loaded = this.indexes.get(name.toLowerCase());
+    if (!loaded) return false;
+    const definition = loaded.writer.definition;
+    this.delete(loaded.name);
+    this.put(definition);
+    return true;
+  }
+
+  /**
+   * Runs at most one batch per index that is behind. Returns the progress
+   * made (empty when every index is up to date).
+   */
+  runOnce(): IndexProgress[] {
+    const progress: IndexProgress[] = [];
+    const lastEtag = this.source.lastEtag();
+    for (const loaded of this.indexes.values()) {
+      const from = loaded.writer.lastEtag;
+      if (from >= lastEtag) continue;
+      try {
+        const batch = this.source.readBatch(loaded.writer.collections, from, this.batchSize);
+        const outcome = loaded.writer.apply(batch);
+        progress.push({
+          index: loaded.name,
+          lastEtag: outcome.upToEtag,
+          documents: outcome.documents,
+          errors: outcome.errors,
+        });
+      } catch (error) {
+        // Never silently dropped: the error is in the index's stats and the batch is retried later.
+        const message =
+          error instanceof SandboxError ? error.message : `indexing failed: ${(error as Error).message}`;
+        loaded.writer.recordError(null, message);
+        progress.push({ index: loaded.name, lastEtag: from, documents: 0, errors: 1 });
+      }
+    }
+    return progress;
+  }
+
+  /** Runs batches until every index has caught up with the database (tests and rebuilds). */
+  runUntilIdle(): void {
+    for (;;) {
+      const progress = this.runOnce();
+      if (progress.length === 0 || progress.every((p) => p.documents === 0 && p.errors > 0)) return;
+    }
+  }
+
+  stats(name: string): IndexStats | null {
+    const loaded = this.indexes.get(name.toLowerCase());
+    if (!loaded) return null;
+    return indexStatsOf(loaded.db, (collections, etag) => this.source.hasChangesAfter(collections, etag));
+  }
+
+  close(): void {
+    for (const loaded of this.indexes.values()) {
+      loaded.writer.close();
+      loaded.db.close();
+    }
+    this.indexes.clear();
+    this.source.close();
+  }
+
+  private load(file: string): void {
+    const db = openIndexFile(file);
+    try {
+      const definition = readDefinition(db);
+      const writer = new IndexWriter(db, definition, () => createMapper(definition, this.options.sandbox));
+      this.indexes.set(definition.Name.toLowerCase(), { name: definition.Name, file, db, writer });
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+}
+
+export function removeIndexFiles(file: string): void {
+  for (const suffix of ['', '-wal', '-shm', '-journal']) fs.rmSync(file + suffix, { force: true });
+}
+
+/** Index stats read from the index file (by the indexer or by a reader). */
+export function indexStatsOf(
+  db: BetterSqlite3.Database,
+  hasChangesAfter: (collections: readonly string[] | null, etag: number) => boolean,
+): IndexStats {
+  const meta = new Map(
+    (db.prepare('SELECT key, value FROM meta').all() as { key: string; value: string | number }[]).map(
+      (r) => [r.key, r.value],
+    ),
+  );
+  const definition = JSON.parse(String(meta.get('definition'))) as IndexDefinition;
+  const lastEtag = Number(meta.get('last_etag') ?? 0);
+  const collections = collectionsOf(definition);
+  const errors = db.prepare('SELECT at, document, error FROM errors ORDER BY id DESC LIMIT 20').all() as {
+    at: number;
+    document: string | null;
+    error: string;
+  }[];
+  const errorsCount = (db.prepare('SELECT count(*) AS n FROM errors').get() as { n: number }).n;
+  return {
+    Name: definition.Name,
+    Type: definition.Name.startsWith('Auto/') ? 'AutoMap' : definition.Reduce ? 'MapReduce' : 'Map',
+    Collections: collections ?? ['@all_docs'],
+    LastIndexedEtag: lastEtag,
+    IsStale: hasChangesAfter(collections, lastEtag),
+    EntriesCount: Number(meta.get('entries') ?? 0),
+    ErrorsCount: errorsCount,
+    Errors: errors.map((e) => ({ Document: e.document, Error: e.error, At: new Date(e.at).toISOString() })),
+    State: errorsCount > 0 && Number(meta.get('entries') ?? 0) === 0 ? 'Error' : 'Normal',
+  };
+}
+
+/**
+ * Collections an index reads, from its definition alone (JavaScript maps are
+ * read for their `map('Collection', …)` calls): readers must know them
+ * without running tenant code.
+ */
+export function collectionsOf(definition: IndexDefinition): string[] | null {
+  const names: string[] = [];
+  for (const map of definition.Maps) {
+    if (typeof map === 'string') {
+      for (const match of map.matchAll(/\bmap\s*\(\s*(['"])((?:(?!\1).)+)\1/g)) names.push(match[2] ?? '');
+    } else names.push(map.Collection);
+  }
+  if (names.includes('@all_docs')) return null;
+  return [...new Map(names.map((n) => [n.toLowerCase(), n])).values()];
+}

@@ -1,0 +1,10 @@
+export {
+  compileJsIndex,
+  DEFAULT_SANDBOX_LIMITS,
+  type JsIndexProgram,
+  type JsIndexSource,
+  type MapOutcome,
+  SandboxError,
+  type SandboxErrorCode,
+  type SandboxLimits,
+} from './js-index.js';

@@ -1,0 +1,665 @@
+import fs from 'node:fs';
+import type { FacetResult, IndexDefinition, QueryPlanNode } from '@rookery/protocol';
+import { RookeryError } from '@rookery/protocol';
+import type BetterSqlite3 from 'better-sqlite3';
+import { NULL_TERM, type TermValue } from '../indexing/field-values.js';
+import {
+  exactFieldsOf,
+  FieldRegistry,
+  ftsColumnOf,
+  openIndexFile,
+  readDefinition,
+  searchFieldsOf,
+} from '../indexing/index-file.js';
+import { candidatePrefixes, rankSuggestions } from '../indexing/suggest.js';
+import type { FacetSpec, IndexQuery, OrderKey, Predicate } from './plan.js';
+import {
+  compileProbe,
+  distanceKm,
+  type FieldLookup,
+  latitudeBand,
+  type Sql,
+  searchMatch,
+  termRange,
+} from './sql-predicate.js';
+
+export interface PageEntry {
+  entry: number;
+  docId: string | null;
+  stored: string | null;
+}
+
+export interface QueryPage {
+  entries: PageEntry[];
+  total: number;
+  plan: QueryPlanNode;
+}
+
+/** Where candidate entries come from: the cheapest scan the predicate allows. */
+interface Driver {
+  sql: string;
+  params: unknown[];
+  /** Expected number of rows (exact for one term, capped estimates otherwise). */
+  estimate: number;
+  /** The scan may return an entry more than once (multi-valued fields, unions). */
+  mayRepeat: boolean;
+  describe: QueryPlanNode;
+}
+
+const ESTIMATE_CAP = 10_000;
+/** Relative cost of testing one entry during an ordered walk against sorting one match (see walkIsCheaper). */
+const WALK_COST_FACTOR = 0.5;
+const STATEMENT_CACHE = 256;
+
+/**
+ * Queries one index file (read-only). Predicates become SQL over the index's
+ * B-trees; counts are computed by SQLite without building the match set in
+ * JavaScript; only the requested page of entries is materialised.
+ */
+export class IndexReader implements FieldLookup {
+  readonly definition: IndexDefinition;
+  private readonly db: BetterSqlite3.Database;
+  private readonly fields: FieldRegistry;
+  private readonly searchFields: string[];
+  private readonly exactFields: Set<string>;
+  private readonly statements = new Map<string, BetterSqlite3.Statement>();
+  private readonly inode: number;
+
+  constructor(readonly file: string) {
+    this.inode = fs.statSync(file).ino;
+    this.db = openIndexFile(file, { readonly: true });
+    this.db.function('rk_distance_km', { deterministic: true }, (a, b, c, d) =>
+      distanceKm(Number(a), Number(b), Number(c), Number(d)),
+    );
+    this.definition = readDefinition(this.db);
+    this.fields = new FieldRegistry(this.db, false);
+    this.searchFields = searchFieldsOf(this.definition);
+    this.exactFields = exactFieldsOf(this.definition);
+  }
+
+  /** False once the index was deleted or replaced: the caller opens the new file. */
+  isCurrent(): boolean {
+    try {
+      return fs.statSync(this.file).ino === this.inode;
+    } catch {
+      return false;
+    }
+  }
+
+  get connection(): BetterSqlite3.Database {
+    return this.db;
+  }
+
+  // FieldLookup
+  fieldId(name: string): number | undefined {
+    return this.fields.idOf(name);
+  }
+  searchColumn(name: string): string | null {
+    return ftsColumnOf(this.searchFields, name);
+  }
+  isExact(name: string): boolean {
+    return this.exactFields.has(name);
+  }
+  hasField(name: string): boolean {
+    return this.searchColumn(name) !== null || this.fieldId(name) !== undefined;
+  }
+
+  lastEtag(): number {
+    return Number(this.meta('last_etag'));
+  }
+
+  entriesCount(): number {
+    return Number(this.meta('entries'));
+  }
+
+  run(query: IndexQuery): QueryPage {
+    const { driver, residual } = this.chooseDriver(query.where);
+    const match = this.matchSql(driver, residual);
+    const total = this.count(query.where, match);
+    const order = this.page(query, driver, residual, match);
+    const entries = this.loadEntries(order.entries);
+    return {
+      entries,
+      total,
+      plan: {
+        Operation: 'Query',
+        Details: `index ${this.definition.Name}`,
+        Children: [
+          {
+            Operation: 'Match',
+            Details: residual ? 'scan, then test each candidate' : 'scan',
+            Children: [driver.describe, ...(residual ? [describe(residual)] : [])],
+          },
+          order.describe,
+        ],
+      },
+    };
+  }
+
+  facets(where: Predicate | null, specs: readonly FacetSpec[]): FacetResult[] {
+    const { driver, residual } = this.chooseDriver(where);
+    const match = this.matchSql(driver, residual);
+    return specs.map((spec) => {
+      if (spec.kind === 'ranges') {
+        return {
+          Name: spec.name,
+          Values: spec.ranges.map((range) => {
+            const combined: Predicate = where
+              ? { kind: 'and', children: [where, range.predicate] }
+              : range.predicate;
+            const chosen = this.chooseDriver(combined);
+            return {
+              Range: range.label,
+              Count: this.count(combined, this.matchSql(chosen.driver, chosen.residual)),
+            };
+          }),
+        };
+      }
+      if (this.searchColumn(spec.field)) {
+        throw new RookeryError(
+          'InvalidQuery',
+          `facet(${spec.field}): facets count exact terms and ${spec.field} is a full-text field; facet on a ` +
+            'field indexed without Indexing: "Search"',
+        );
+      }
+      const field = this.fieldId(spec.field);
+      if (field === undefined) return { Name: spec.name, Values: [] };
+      const orderBy =
+        spec.order === 'countDesc' ? 'count DESC, value' : spec.order === 'termAsc' ? 'value' : 'value DESC';
+      const rows =
+        where === null
+          ? this.all<{ value: TermValue; count: number }>(
+              `SELECT value, count FROM term_counts WHERE field = ? AND value < ? ORDER BY ${orderBy} LIMIT ?`,
+              [field, NULL_TERM, spec.top],
+            )
+          : this.all<{ value: TermValue; count: number }>(
+              `SELECT t.value AS value, count(*) AS count FROM (${match.sql}) m
+               JOIN terms t ON t.entry = m.entry AND t.field = ? AND t.value < ?
+               GROUP BY t.value ORDER BY ${orderBy} LIMIT ?`,
+              [...match.params, field, NULL_TERM, spec.top],
+            );
+      return { Name: spec.name, Values: rows.map((r) => ({ Range: String(r.value), Count: r.count })) };
+    });
+  }
+
+  /** "Did you mean": indexed terms close to `term`, best first. */
+  suggest(fieldName: string, term: string, max: number): string[] {
+    const wanted = term.toLowerCase();
+    const column = this.searchColumn(fieldName);
+    const candidates: { term: string; docs: number }[] = [];
+    for (const prefix of candidatePrefixes(wanted)) {
+      const upper = `${prefix}\u{10FFFF}`;
+      if (column) {
+        candidates.push(
+          ...this.all<{ term: string; docs: number }>(
+            'SELECT term, doc AS docs FROM fts_vocab WHERE col = ? AND term >= ? AND term < ?',
+            [column, prefix, upper],
+          ),
+        );
+      } else {
+        const field = this.fieldId(fieldName);
+        if (field === undefined) return [];
+        candidates.push(
+          ...this.all<{ term: string; docs: number }>(
+            'SELECT value AS term, count AS docs FROM term_counts WHERE field = ? AND value >= ? AND value < ?',
+            [field, prefix, upper],
+          ),
+        );
+      }
+    }
+    const unique = new Map(candidates.map((c) => [c.term, c]));
+    return rankSuggestions(wanted, unique.values(), { max }).map((s) => s.term);
+  }
+
+  close(): void {
+    this.statements.clear();
+    this.db.close();
+  }
+
+  // ---- planning ----------------------------------------------------------------
+
+  private chooseDriver(where: Predicate | null): { driver: Driver; residual: Predicate | null } {
+    if (where === null || where.kind === 'true') return { driver: this.allEntries(), residual: null };
+    const leaf = this.leafDriver(where);
+    if (leaf) return leaf;
+    if (where.kind === 'and') {
+      let best: { driver: Driver; residual: Predicate | null; index: number } | null = null;
+      where.children.forEach((child, index) => {
+        const candidate =
+          child.kind === 'or' || child.kind === 'and' ? this.chooseDriver(child) : this.leafDriver(child);
+        if (!candidate || candidate.driver.sql === this.allEntries().sql) return;
+        if (!best || candidate.driver.estimate < best.driver.estimate) best = { ...candidate, index };
+      });
+      if (best !== null) {
+        const chosen: { driver: Driver; residual: Predicate | null; index: number } = best;
+        const rest = where.children.filter((_, i) => i !== chosen.index);
+        if (chosen.residual) rest.push(chosen.residual);
+        return {
+          driver: chosen.driver,
+          residual:
+            rest.length === 0
+              ? null
+              : rest.length === 1
+                ? (rest[0] ?? null)
+                : { kind: 'and', children: rest },
+        };
+      }
+    }
+    if (where.kind === 'or') {
+      const branches = where.children.map((child) => this.chooseDriver(child));
+      if (branches.every((b) => b.driver.sql !== this.allEntries().sql)) {
+        const parts = branches.map((b) => this.matchSql(b.driver, b.residual));
+        return {
+          driver: {
+            sql: parts.map((p) => p.sql).join(' UNION '),
+            params: parts.flatMap((p) => p.params),
+            estimate: branches.reduce((sum, b) => sum + b.driver.estimate, 0),
+            mayRepeat: false,
+            describe: { Operation: 'Union', Children: branches.map((b) => b.driver.describe) },
+          },
+          residual: null,
+        };
+      }
+    }
+    return { driver: this.allEntries(), residual: where };
+  }
+
+  private leafDriver(predicate: Predicate): { driver: Driver; residual: Predicate | null } | null {
+    switch (predicate.kind) {
+      case 'search':
+      case 'compare': {
+        const column = this.searchColumn(predicate.field);
+        if (predicate.kind === 'compare' && (predicate.op !== '=' || !column)) break;
+        const terms = predicate.kind === 'search' ? predicate.terms : String(predicate.value ?? '');
+        const match = searchMatch(
+          predicate.field,
+          terms,
+          predicate.kind === 'search' ? predicate.operator : 'and',
+          this,
+        );
+        if (match === null) return { driver: nothingDriver(), residual: null };
+        return {
+          driver: {
+            sql: 'SELECT rowid AS entry FROM fts WHERE fts MATCH ?',
+            params: [match],
+            estimate: Math.min(
+              this.countCapped('SELECT rowid FROM fts WHERE fts MATCH ?', [match]),
+              ESTIMATE_CAP,
+            ),
+            mayRepeat: false,
+            describe: { Operation: 'FullTextSearch', Details: `${predicate.field}: ${match}` },
+          },
+          residual: null,
+        };
+      }
+      case 'within': {
+        const field = this.fieldId(predicate.field);
+        if (field === undefined) return { driver: nothingDriver(), residual: null };
+        const band = latitudeBand(predicate.lat, predicate.radiusKm);
+        const sql = 'SELECT entry FROM spatial WHERE field = ? AND lat BETWEEN ? AND ?';
+        const params = [field, band.minLat, band.maxLat];
+        return {
+          driver: {
+            sql,
+            params,
+            estimate: this.countCapped(sql, params),
+            mayRepeat: true,
+            describe: { Operation: 'SpatialBand', Details: `${predicate.field} latitude band` },
+          },
+          // The band is a superset: the exact circle test stays as the residual.
+          residual: predicate,
+        };
+      }
+      case 'not':
+      case 'and':
+      case 'or':
+      case 'true':
+        return null;
+      case 'in':
+        if (predicate.all) {
+          return this.chooseDriver({
+            kind: 'and',
+            children: predicate.values.map((value) => ({
+              kind: 'compare',
+              field: predicate.field,
+              op: '=',
+              value,
+            })),
+          });
+        }
+        break;
+    }
+    if (predicate.kind === 'endsWith' || (predicate.kind === 'compare' && predicate.op === '!=')) return null;
+    const range = termRange(predicate, this);
+    if (range === null) return { driver: nothingDriver(), residual: null };
+    const sql = `SELECT entry FROM terms WHERE field = ? AND ${range.sql}`;
+    const params = [range.field, ...range.params];
+    const estimate =
+      predicate.kind === 'compare' && predicate.op === '='
+        ? this.termCount(range.field, range.params[0] as TermValue)
+        : this.countCapped(sql, params);
+    return {
+      driver: {
+        sql,
+        params,
+        estimate,
+        mayRepeat: range.mayRepeat,
+        describe: { Operation: 'TermScan', Details: `${describe(predicate).Details}` },
+      },
+      residual: null,
+    };
+  }
+
+  private allEntries(): Driver {
+    return {
+      sql: 'SELECT id AS entry FROM entries',
+      params: [],
+      estimate: this.entriesCount(),
+      mayRepeat: false,
+      describe: { Operation: 'AllEntries' },
+    };
+  }
+
+  /** The set of matching entries as SQL: `SELECT entry FROM …`. */
+  private matchSql(driver: Driver, residual: Predicate | null): Sql {
+    const probe = residual ? compileProbe(residual, 'd.entry', this) : null;
+    return {
+      sql: `SELECT ${driver.mayRepeat ? 'DISTINCT ' : ''}d.entry AS entry FROM (${driver.sql}) d${
+        probe ? ` WHERE ${probe.sql}` : ''
+      }`,
+      params: [...driver.params, ...(probe?.params ?? [])],
+    };
+  }
+
+  private count(where: Predicate | null, match: Sql): number {
+    if (where === null || where.kind === 'true') return this.entriesCount();
+    // One exact term: the counter kept by the indexer, no counting at all.
+    if (where.kind === 'compare' && where.op === '=' && !this.searchColumn(where.field)) {
+      const range = termRange(where, this);
+      return range ? this.termCount(range.field, range.params[0] as TermValue) : 0;
+    }
+    return this.get<{ n: number }>(`SELECT count(*) AS n FROM (${match.sql})`, match.params)?.n ?? 0;
+  }
+
+  private page(
+    query: IndexQuery,
+    driver: Driver,
+    residual: Predicate | null,
+    match: Sql,
+  ): { entries: number[]; describe: QueryPlanNode } {
+    const { skip, take } = query;
+    const [first] = query.orderBy;
+    const search = firstSearch(query.where);
+    const byScore = first?.kind === 'score' || (first === undefined && search !== null);
+    if (byScore && search) {
+      const matchText = searchMatch(search.field, search.terms, search.operator, this);
+      if (matchText === null) return { entries: [], describe: { Operation: 'OrderByScore' } };
+      const probe = query.where ? compileProbe(query.where, 'fts.rowid', this) : { sql: '1', params: [] };
+      const rows = this.all<{ entry: number }>(
+        `SELECT fts.rowid AS entry FROM fts WHERE fts MATCH ? AND ${probe.sql}
+         ORDER BY bm25(fts) LIMIT ? OFFSET ?`,
+        [matchText, ...probe.params, take, skip],
+      );
+      return { entries: rows.map((r) => r.entry), describe: { Operation: 'OrderByScore', Details: 'bm25' } };
+    }
+    if (first === undefined || first.kind === 'score') {
+      const rows = this.all<{ entry: number }>(`${match.sql} LIMIT ? OFFSET ?`, [
+        ...match.params,
+        take,
+        skip,
+      ]);
+      return { entries: rows.map((r) => r.entry), describe: { Operation: 'IndexOrder' } };
+    }
+    const onlyFields = query.orderBy.every((k) => k.kind === 'field');
+    if (first.kind === 'field' && onlyFields && this.walkIsCheaper(driver.estimate, skip + take)) {
+      const field = this.fieldId(first.field);
+      if (field === undefined)
+        return { entries: [], describe: { Operation: 'OrderBy', Details: 'unknown field' } };
+      return this.walkSorted(query, field, first.descending, residual ?? query.where);
+    }
+    // Few candidates: SQLite sorts them by every key (top-N sort with LIMIT).
+    const keys: string[] = [];
+    const keyParams: unknown[] = [];
+    const orderTerms: string[] = [];
+    query.orderBy.forEach((key, i) => {
+      const sortKey = this.sortKeySql(key);
+      keys.push(`${sortKey.sql} AS k${i}`);
+      keyParams.push(...sortKey.params);
+      orderTerms.push(`k${i} ${'descending' in key && key.descending ? 'DESC' : 'ASC'}`);
+    });
+    const rows = this.all<{ entry: number }>(
+      `SELECT m.entry AS entry, ${keys.join(', ')} FROM (${match.sql}) m
+       ORDER BY ${orderTerms.join(', ')}, m.entry LIMIT ? OFFSET ?`,
+      [...keyParams, ...match.params, take, skip],
+    );
+    return {
+      entries: rows.map((r) => r.entry),
+      describe: { Operation: 'Sort', Details: `${query.orderBy.length} key(s), candidates sorted by SQLite` },
+    };
+  }
+
+  /**
+   * Walking the order field's terms tests about `wanted × entries / matches`
+   * entries before the page is full; sorting tests every match once (and
+   * computes its sort keys, about twice the work of a test). Matches are
+   * estimated (capped), so the walk is picked for broad filters.
+   */
+  private walkIsCheaper(matches: number, wanted: number): boolean {
+    const entries = Math.max(1, this.entriesCount());
+    return matches * matches > WALK_COST_FACTOR * wanted * entries;
+  }
+
+  private sortKeySql(key: OrderKey): Sql {
+    if (key.kind === 'score') return { sql: '0', params: [] };
+    const field = this.fieldId(key.field);
+    if (field === undefined) return { sql: 'NULL', params: [] };
+    if (key.kind === 'distance') {
+      return {
+        sql: '(SELECT min(rk_distance_km(lat, lng, ?, ?)) FROM spatial WHERE entry = m.entry AND field = ?)',
+        params: [key.lat, key.lng, field],
+      };
+    }
+    return {
+      sql: `(SELECT value FROM terms WHERE entry = m.entry AND field = ? ORDER BY value ${
+        key.descending ? 'DESC' : 'ASC'
+      } LIMIT 1)`,
+      params: [field],
+    };
+  }
+
+  /**
+   * Many candidates, ordered by a field: walk that field's terms in order and
+   * test each entry, stopping once the page is full and the order value
+   * changes (so ties are complete), then order the ties by the other keys.
+   */
+  private walkSorted(
+    query: IndexQuery,
+    field: number,
+    descending: boolean,
+    where: Predicate | null,
+  ): { entries: number[]; describe: QueryPlanNode } {
+    const probe = where ? compileProbe(where, 't.entry', this) : { sql: '1', params: [] };
+    const direction = descending ? 'DESC' : 'ASC';
+    const statement = this.statement(
+      `SELECT t.entry AS entry, t.value AS value FROM terms t WHERE t.field = ? AND ${probe.sql}
+       ORDER BY t.value ${direction}, t.entry ${direction}`,
+    );
+    const wanted = query.skip + query.take;
+    const seen = new Set<number>();
+    const rows: { entry: number; value: TermValue }[] = [];
+    for (const row of statement.iterate(field, ...probe.params) as IterableIterator<{
+      entry: number;
+      value: TermValue;
+    }>) {
+      if (seen.has(row.entry)) continue;
+      const last = rows.at(-1);
+      if (rows.length >= wanted && (query.orderBy.length === 1 || (last && !sameTerm(last.value, row.value))))
+        break;
+      seen.add(row.entry);
+      rows.push(row);
+    }
+    let ordered = rows.map((r) => r.entry);
+    if (query.orderBy.length > 1 && rows.length > 0) ordered = this.orderTies(rows, query.orderBy.slice(1));
+    return {
+      entries: ordered.slice(query.skip, wanted),
+      describe: {
+        Operation: 'OrderedTermWalk',
+        Details: `${rows.length} entries read in order${query.orderBy.length > 1 ? ', ties ordered by the next keys' : ''}`,
+      },
+    };
+  }
+
+  private orderTies(rows: { entry: number; value: TermValue }[], rest: readonly OrderKey[]): number[] {
+    const keyed = rows.map((row, position) => ({
+      ...row,
+      position,
+      keys: rest.map((key) => {
+        if (key.kind !== 'field') return null;
+        const field = this.fieldId(key.field);
+        if (field === undefined) return null;
+        return (
+          this.get<{ value: TermValue }>(
+            `SELECT value FROM terms WHERE entry = ? AND field = ? ORDER BY value ${key.descending ? 'DESC' : 'ASC'} LIMIT 1`,
+            [row.entry, field],
+          )?.value ?? null
+        );
+      }),
+    }));
+    keyed.sort((a, b) => {
+      if (!sameTerm(a.value, b.value)) return a.position - b.position;
+      for (let i = 0; i < rest.length; i++) {
+        const key = rest[i];
+        const d = compareTerm(a.keys[i] ?? null, b.keys[i] ?? null);
+        if (d !== 0) return key && 'descending' in key && key.descending ? -d : d;
+      }
+      return a.position - b.position;
+    });
+    return keyed.map((k) => k.entry);
+  }
+
+  private loadEntries(ids: readonly number[]): PageEntry[] {
+    const statement = this.statement('SELECT doc_id, stored FROM entries WHERE id = ?');
+    const entries: PageEntry[] = [];
+    for (const entry of ids) {
+      const row = statement.get(entry) as { doc_id: string | null; stored: string | null } | undefined;
+      if (row) entries.push({ entry, docId: row.doc_id, stored: row.stored });
+    }
+    return entries;
+  }
+
+  // ---- SQL helpers ---------------------------------------------------------------
+
+  private meta(key: string): string | number {
+    return this.get<{ value: string | number }>('SELECT value FROM meta WHERE key = ?', [key])?.value ?? 0;
+  }
+
+  private termCount(field: number, value: TermValue): number {
+    return (
+      this.get<{ count: number }>('SELECT count FROM term_counts WHERE field = ? AND value = ?', [
+        field,
+        value,
+      ])?.count ?? 0
+    );
+  }
+
+  private countCapped(sql: string, params: unknown[]): number {
+    return (
+      this.get<{ n: number }>(`SELECT count(*) AS n FROM (${sql} LIMIT ${ESTIMATE_CAP})`, params)?.n ?? 0
+    );
+  }
+
+  private statement(sql: string): BetterSqlite3.Statement {
+    let statement = this.statements.get(sql);
+    if (statement) {
+      // Keep the map in recency order for the LRU bound below.
+      this.statements.delete(sql);
+    } else {
+      statement = this.db.prepare(sql);
+      if (this.statements.size >= STATEMENT_CACHE) {
+        const oldest = this.statements.keys().next().value;
+        if (oldest !== undefined) this.statements.delete(oldest);
+      }
+    }
+    this.statements.set(sql, statement);
+    return statement;
+  }
+
+  private get<T>(sql: string, params: unknown[]): T | undefined {
+    return this.statement(sql).get(...params) as T | undefined;
+  }
+
+  private all<T>(sql: string, params: unknown[]): T[] {
+    return this.statement(sql).all(...params) as T[];
+  }
+}
+
+function nothingDriver(): Driver {
+  return {
+    sql: 'SELECT NULL AS entry WHERE 0',
+    params: [],
+    estimate: 0,
+    mayRepeat: false,
+    describe: { Operation: 'Nothing', Details: 'no entry has this field' },
+  };
+}
+
+/** The first search() reachable through `and`s: what score() ranks by. */
+function firstSearch(where: Predicate | null): Extract<Predicate, { kind: 'search' }> | null {
+  if (where === null) return null;
+  if (where.kind === 'search') return where;
+  if (where.kind === 'and') {
+    for (const child of where.children) {
+      const found = firstSearch(child);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+function sameTerm(a: TermValue, b: TermValue): boolean {
+  if (Buffer.isBuffer(a) || Buffer.isBuffer(b)) return Buffer.isBuffer(a) && Buffer.isBuffer(b);
+  return a === b;
+}
+
+function compareTerm(a: TermValue | null, b: TermValue | null): number {
+  const rank = (v: TermValue | null) =>
+    v === null ? 3 : typeof v === 'number' ? 0 : typeof v === 'string' ? 1 : 2;
+  const d = rank(a) - rank(b);
+  if (d !== 0) return d;
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  return 0;
+}
+
+export function describe(predicate: Predicate): QueryPlanNode {
+  switch (predicate.kind) {
+    case 'and':
+    case 'or':
+      return { Operation: predicate.kind.toUpperCase(), Children: predicate.children.map(describe) };
+    case 'not':
+      return { Operation: 'NOT', Children: [describe(predicate.child)] };
+    case 'true':
+      return { Operation: 'All' };
+    case 'compare':
+      return {
+        Operation: 'Test',
+        Details: `${predicate.field} ${predicate.op} ${JSON.stringify(predicate.value)}`,
+      };
+    case 'between':
+      return {
+        Operation: 'Test',
+        Details: `${predicate.field} between ${JSON.stringify(predicate.low)} and ${JSON.stringify(predicate.high)}`,
+      };
+    case 'in':
+      return {
+        Operation: 'Test',
+        Details: `${predicate.field} ${predicate.all ? 'all in' : 'in'} (${predicate.values.length} values)`,
+      };
+    case 'search':
+      return { Operation: 'Test', Details: `search(${predicate.field}, ${JSON.stringify(predicate.terms)})` };
+    case 'within':
+      return { Operation: 'Test', Details: `${predicate.field} within ${predicate.radiusKm} km` };
+    default:
+      return { Operation: 'Test', Details: `${predicate.kind}(${predicate.field})` };
+  }
+}

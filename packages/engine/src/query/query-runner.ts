@@ -1,0 +1,346 @@
+import { createHash } from 'node:crypto';
+import {
+  type FacetResult,
+  type IndexDefinition,
+  type QueryParameters,
+  type QueryResult,
+  RookeryError,
+  type SuggestionResult,
+} from '@rookery/protocol';
+import { type FieldPath, parseRql, type RqlQuery, RqlSyntaxError } from '@rookery/rql';
+import type { Database } from '../database.js';
+import { referencedIds } from '../includes.js';
+import { collectionsOf } from '../indexing/database-indexer.js';
+import { chooseAutoIndex } from './auto-index.js';
+import { RqlCompiler } from './compile-rql.js';
+import type { IndexCatalog } from './index-catalog.js';
+import type { IndexReader } from './index-reader.js';
+
+/** What queries need from the indexing side (the indexer runs in another process). */
+export interface IndexingControl {
+  /** Creates an index (an automatic one); resolves once its file exists. */
+  putIndex(definition: IndexDefinition): Promise<void>;
+  /** Resolves true once the index has caught up with the database, false after the timeout. */
+  waitForNonStale(name: string, timeoutMs: number): Promise<boolean>;
+  /** Deletes an automatic index once `successor` has caught up. */
+  retireWhenCaughtUp(name: string, successor: string): void;
+}
+
+export interface QueryOptions {
+  query: string;
+  parameters?: QueryParameters;
+  waitForNonStaleResults?: boolean;
+  waitForNonStaleResultsTimeoutMs?: number;
+}
+
+export interface QueryAnswer {
+  result: QueryResult & { Facets?: FacetResult[]; Suggestions?: SuggestionResult[] };
+}
+
+const DEFAULT_PAGE_SIZE = 1_024;
+const MAX_PAGE_SIZE = 10_000;
+const DEFAULT_WAIT_MS = 15_000;
+
+/** A parsed and planned query, before it runs: enough to answer If-None-Match without running it. */
+export interface PreparedQuery {
+  ast: RqlQuery;
+  compiler: RqlCompiler;
+  reader: IndexReader | null;
+  collection: string | null;
+  resultEtag: string;
+  isStale: boolean;
+  parseMs: number;
+}
+
+export class QueryRunner {
+  constructor(
+    private readonly db: Database,
+    private readonly catalog: IndexCatalog,
+    private readonly control: IndexingControl,
+  ) {}
+
+  /** Parses, picks (or creates) the index, waits if asked, and computes the result etag. */
+  async prepare(options: QueryOptions): Promise<PreparedQuery> {
+    const started = performance.now();
+    const ast = parse(options.query);
+    const parseMs = performance.now() - started;
+    const compiler = new RqlCompiler(ast, options.parameters ?? {});
+    if (ast.groupBy) {
+      throw new RookeryError(
+        'InvalidQuery',
+        'group by on a collection is not supported yet: define a map/reduce index and query it with from index',
+      );
+    }
+    // Compile everything once up front so field needs are known (and bad input fails before any work).
+    compiler.where();
+    compiler.orderBy();
+    compiler.facets();
+    compiler.suggestions();
+
+    let reader: IndexReader | null = null;
+    let collection: string | null = null;
+    if (ast.from.kind === 'index') {
+      reader = this.catalog.reader(ast.from.name);
+      if (!reader) {
+        throw new RookeryError(
+          'IndexNotFound',
+          `There is no index named ${ast.from.name}; list them with GET /databases/${this.db.name}/indexes`,
+        );
+      }
+    } else {
+      collection = ast.from.name === '@all_docs' ? null : ast.from.name;
+      const needsIndex =
+        ast.where !== undefined ||
+        (ast.orderBy?.length ?? 0) > 0 ||
+        ast.select?.kind === 'selectFacets' ||
+        ast.select?.kind === 'selectSuggest';
+      if (needsIndex) {
+        if (collection === null) {
+          throw new RookeryError(
+            'InvalidQuery',
+            'from @all_docs can only list documents; filter or sort through a collection or an index',
+          );
+        }
+        reader = await this.autoIndex(collection, compiler);
+      }
+    }
+
+    if (reader && options.waitForNonStaleResults) {
+      const timeout = options.waitForNonStaleResultsTimeoutMs ?? DEFAULT_WAIT_MS;
+      const caughtUp = await this.control.waitForNonStale(reader.definition.Name, timeout);
+      if (!caughtUp) {
+        throw new RookeryError(
+          'StaleResultsTimeout',
+          `Index ${reader.definition.Name} was still stale after ${timeout} ms; retry, raise ` +
+            'WaitForNonStaleResultsTimeoutMs, or accept stale results',
+        );
+      }
+    }
+    const indexEtag = reader ? reader.lastEtag() : 0;
+    const isStale = reader ? this.db.hasChangesAfter(collectionsOf(reader.definition), indexEtag) : false;
+    const resultEtag = `"${createHash('sha1')
+      .update(options.query)
+      .update('\u0000')
+      .update(JSON.stringify(options.parameters ?? {}))
+      .update(`\u0000${reader?.definition.Name ?? ''}:${indexEtag}:${this.db.lastEtag}`)
+      .digest('base64url')}"`;
+    return { ast, compiler, reader, collection, resultEtag, isStale, parseMs };
+  }
+
+  run(prepared: PreparedQuery): QueryAnswer {
+    const timings: Record<string, number> = { parse: round(prepared.parseMs) };
+    let mark = performance.now();
+    const lap = (name: string) => {
+      const now = performance.now();
+      timings[name] = round(now - mark);
+      mark = now;
+    };
+    const { ast, compiler, reader } = prepared;
+    const skip = ast.offset ? nonNegative(compiler.number(ast.offset, 'offset'), 'offset') : 0;
+    const take = Math.min(
+      ast.limit ? nonNegative(compiler.number(ast.limit, 'limit'), 'limit') : DEFAULT_PAGE_SIZE,
+      MAX_PAGE_SIZE,
+    );
+    const includeNames = new Set(
+      (ast.include ?? []).filter((i) => i.kind === 'call').map((i) => i.name.toLowerCase()),
+    );
+    const base = {
+      Includes: {} as Record<string, unknown>,
+      SkippedResults: 0,
+      IsStale: prepared.isStale,
+      IndexName: reader?.definition.Name ?? null,
+      IndexEtag: reader?.lastEtag() ?? 0,
+      ResultEtag: prepared.resultEtag,
+    };
+
+    if (ast.select?.kind === 'selectFacets' || ast.select?.kind === 'selectSuggest') {
+      if (!reader) throw new Error('facets and suggestions always run on an index');
+      const where = compiler.where();
+      let facets: FacetResult[] | undefined;
+      let suggestions: SuggestionResult[] | undefined;
+      if (ast.select.kind === 'selectFacets') facets = reader.facets(where, compiler.facets());
+      else {
+        suggestions = compiler.suggestions().map((s) => ({
+          Name: s.name,
+          Suggestions: reader.suggest(s.field, s.term, s.max),
+        }));
+      }
+      lap('query');
+      const results = facets ?? suggestions ?? [];
+      return {
+        result: {
+          ...base,
+          Results: results,
+          TotalResults: results.length,
+          DurationInMs: round(sum(timings)),
+          ...(includeNames.has('timings') ? { Timings: timings } : {}),
+        },
+      };
+    }
+
+    let documents: Record<string, unknown>[];
+    let total: number;
+    let plan: QueryResult['Plan'];
+    if (reader) {
+      const page = reader.run({ where: compiler.where(), orderBy: compiler.orderBy(), skip, take });
+      lap('query');
+      total = page.total;
+      plan = page.plan;
+      documents = [];
+      for (const entry of page.entries) {
+        if (entry.stored !== null) documents.push(JSON.parse(entry.stored) as Record<string, unknown>);
+        else if (entry.docId !== null) {
+          // The index may be a moment behind a delete: a document that is gone is skipped, never invented.
+          const loaded = this.db.get(entry.docId);
+          if (loaded) documents.push(JSON.parse(loaded.json) as Record<string, unknown>);
+        }
+      }
+      lap('load');
+    } else {
+      total = this.db.collectionCount(prepared.collection);
+      documents = this.db
+        .collectionPage(prepared.collection, skip, take)
+        .map((d) => JSON.parse(d.json) as Record<string, unknown>);
+      plan = { Operation: 'CollectionScan', Details: `${prepared.collection ?? '@all_docs'} in etag order` };
+      lap('load');
+    }
+
+    const includes: Record<string, unknown> = {};
+    const includePaths = (ast.include ?? []).filter((i): i is FieldPath => i.kind === 'field');
+    if (includePaths.length > 0) {
+      const returned = new Set(documents.map((d) => idOf(d)?.toLowerCase()));
+      for (const doc of documents) {
+        for (const path of includePaths) {
+          for (const id of referencedIds(doc, compiler.fieldName(path))) {
+            if (returned.has(id.toLowerCase()) || id in includes) continue;
+            const loaded = this.db.get(id);
+            includes[id] = loaded ? JSON.parse(loaded.json) : null;
+          }
+        }
+      }
+      lap('includes');
+    }
+
+    const results = ast.select?.kind === 'selectFields' ? this.project(documents, prepared) : documents;
+    if (ast.select?.kind === 'selectFields') lap('projection');
+    return {
+      result: {
+        ...base,
+        Includes: includes,
+        Results: results,
+        TotalResults: total,
+        DurationInMs: round(sum(timings)),
+        ...(includeNames.has('timings') ? { Timings: timings } : {}),
+        ...(includeNames.has('explanations') || includeNames.has('timings') ? { Plan: plan } : {}),
+      },
+    };
+  }
+
+  private async autoIndex(collection: string, compiler: RqlCompiler): Promise<IndexReader> {
+    const choice = chooseAutoIndex(
+      {
+        collection,
+        fields: compiler.usedFields,
+        searched: compiler.searchedFields,
+        spatial: compiler.spatialSources,
+      },
+      this.catalog.definitions(),
+    );
+    const name = choice.kind === 'use' ? choice.name : choice.definition.Name;
+    if (choice.kind === 'create') {
+      await this.control.putIndex(choice.definition);
+      if (choice.supersedes) this.control.retireWhenCaughtUp(choice.supersedes, name);
+    }
+    const reader = this.catalog.reader(name);
+    if (!reader)
+      throw new RookeryError('DatabaseUnavailable', `Automatic index ${name} could not be opened; retry`);
+    return reader;
+  }
+
+  /** `select a, b.c as d, l.Name` with `load x as l`: built from the documents (and loaded ones). */
+  private project(documents: Record<string, unknown>[], prepared: PreparedQuery): unknown[] {
+    const { ast, compiler } = prepared;
+    if (ast.select?.kind !== 'selectFields') return documents;
+    const loads = ast.load ?? [];
+    const projections = ast.select.projections;
+    const rows = documents.map((doc) => {
+      const scope = new Map<string, unknown>();
+      for (const load of loads) {
+        const [id] = referencedIds(doc, compiler.fieldName(load.path));
+        const loaded = id ? this.db.get(id) : null;
+        scope.set(load.alias, loaded ? JSON.parse(loaded.json) : null);
+      }
+      const row: Record<string, unknown> = {};
+      for (const p of projections) {
+        if (p.expression.kind === 'call') {
+          if (p.expression.name.toLowerCase() !== 'id' || p.expression.args.length > 0) {
+            throw new RookeryError(
+              'InvalidQuery',
+              `select ${p.expression.name}() is not supported yet (line ${p.position.start.line}, column ` +
+                `${p.position.start.column}); select fields or id()`,
+            );
+          }
+          row[p.alias ?? 'Id'] = idOf(doc);
+          continue;
+        }
+        const segments = p.expression.segments.map((s) => s.name);
+        const [head, ...rest] = segments;
+        const name = p.alias ?? segments.at(-1) ?? '';
+        if (head !== undefined && scope.has(head) && rest.length > 0)
+          row[name] = valueAt(scope.get(head), rest);
+        else row[name] = valueAt(doc, compiler.fieldName(p.expression).split('.'));
+      }
+      return row;
+    });
+    if (!ast.select.distinct) return rows;
+    const seen = new Set<string>();
+    return rows.filter((r) => {
+      const key = JSON.stringify(r);
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  }
+}
+
+function parse(text: string): RqlQuery {
+  try {
+    return parseRql(text);
+  } catch (error) {
+    if (error instanceof RqlSyntaxError) {
+      throw new RookeryError('InvalidQuery', error.message, { line: error.line, column: error.column });
+    }
+    throw error;
+  }
+}
+
+function idOf(doc: Record<string, unknown>): string | undefined {
+  const meta = doc['@metadata'] as Record<string, unknown> | undefined;
+  return typeof meta?.['@id'] === 'string' ? meta['@id'] : undefined;
+}
+
+function valueAt(value: unknown, segments: readonly string[]): unknown {
+  let current: unknown = value;
+  for (const raw of segments) {
+    const spread = raw.endsWith('[]');
+    const name = spread ? raw.slice(0, -2) : raw;
+    if (Array.isArray(current)) {
+      current = current.map((item) =>
+        item && typeof item === 'object' ? (item as Record<string, unknown>)[name] : undefined,
+      );
+    } else if (current && typeof current === 'object') {
+      current = (current as Record<string, unknown>)[name];
+    } else return null;
+  }
+  return current ?? null;
+}
+
+function nonNegative(value: number, what: string): number {
+  if (!Number.isInteger(value) || value < 0) {
+    throw new RookeryError('InvalidQuery', `${what} must be a whole number ≥ 0, got ${value}`);
+  }
+  return value;
+}
+
+const round = (ms: number) => Math.round(ms * 1000) / 1000;
+const sum = (t: Record<string, number>) => Object.values(t).reduce((a, b) => a + b, 0);

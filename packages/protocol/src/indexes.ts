@@ -1,0 +1,131 @@
+import { z } from 'zod';
+
+/**
+ * Index names: `Users/ByName`, `Packages/Search`, `Auto/Users/ByAgeAndName`.
+ * Case-insensitive like document ids; `/` separates the parts.
+ */
+export const IndexNameSchema = z
+  .string()
+  .min(1, 'an index name cannot be empty')
+  .max(200, 'an index name must be at most 200 characters')
+  .regex(
+    /^[A-Za-z0-9_][A-Za-z0-9_./@()[\]-]*$/,
+    'an index name may use letters, digits, "_", "-", ".", "/", "@", "()" and "[]" (not first), e.g. "Users/ByName"',
+  );
+
+/** A path into a document: `Name`, `Address.City`, `Tags`, `Lines[].Product`, or `id()` for the document id. */
+export const FieldPathSchema = z
+  .string()
+  .min(1)
+  .max(512)
+  .regex(
+    /^(id\(\)|[^.[\]\s][^.[\]]*(\[\])?(\.[^.[\]\s][^.[\]]*(\[\])?)*)$/,
+    'a field path looks like "Name", "Address.City", "Tags" or "Lines[].Product"',
+  );
+
+/** A spatial point built from two numeric paths. */
+export const SpatialSourceSchema = z.object({ Lat: FieldPathSchema, Lng: FieldPathSchema }).strict();
+
+/**
+ * Where an index field takes its values: one path, several paths whose values
+ * are combined into one multi-valued field (`["Tags", "Title"]`), or a point.
+ */
+export const FieldSourceSchema = z.union([
+  FieldPathSchema,
+  z.array(FieldPathSchema).min(1).max(32),
+  SpatialSourceSchema,
+]);
+export type FieldSource = z.infer<typeof FieldSourceSchema>;
+
+const FieldNameSchema = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(
+    /^[A-Za-z_@][A-Za-z0-9_@.[\]-]*$/,
+    'an index field name may use letters, digits, "_", "@", ".", "-" and "[]", e.g. "Lines[].Product"',
+  );
+
+/** A declarative map: the documents of one collection, and the fields taken from each. */
+export const DeclarativeMapSchema = z
+  .object({
+    Collection: z.string().min(1).max(256),
+    Fields: z.record(FieldNameSchema, FieldSourceSchema).refine((f) => Object.keys(f).length > 0, {
+      message: 'a map needs at least one field',
+    }),
+  })
+  .strict();
+export type DeclarativeMap = z.infer<typeof DeclarativeMapSchema>;
+
+const AggregateSchema = z.union([
+  z.object({ Sum: FieldNameSchema }).strict(),
+  z.object({ Count: z.literal(true) }).strict(),
+  z.object({ Min: FieldNameSchema }).strict(),
+  z.object({ Max: FieldNameSchema }).strict(),
+  z.object({ First: FieldNameSchema }).strict(),
+  z.object({ Distinct: FieldNameSchema }).strict(),
+]);
+export type Aggregate = z.infer<typeof AggregateSchema>;
+
+/** A declarative reduce: group the map entries by some fields, aggregate the others. */
+export const DeclarativeReduceSchema = z
+  .object({
+    GroupBy: z.array(FieldNameSchema).min(1).max(16),
+    Aggregate: z.record(FieldNameSchema, AggregateSchema),
+  })
+  .strict();
+export type DeclarativeReduce = z.infer<typeof DeclarativeReduceSchema>;
+
+/** How a field is indexed. `Search` is analysed full text; `Exact` keeps case; `Default` ignores case. */
+export const FieldOptionsSchema = z
+  .object({
+    Indexing: z.enum(['Default', 'Exact', 'Search']).optional(),
+    Suggestions: z.boolean().optional(),
+  })
+  .strict();
+export type FieldOptions = z.infer<typeof FieldOptionsSchema>;
+
+const MAX_JS_SOURCE = 64 * 1024;
+
+/**
+ * `PUT /databases/{db}/indexes` body. `Maps` are either declarative objects or
+ * JavaScript strings in RavenDB's style (`map('Users', u => ({ Name: u.Name }))`),
+ * not both; `Reduce` follows the same kind.
+ */
+export const IndexDefinitionSchema = z
+  .object({
+    Name: IndexNameSchema,
+    Maps: z.union([
+      z.array(DeclarativeMapSchema).min(1).max(32),
+      z.array(z.string().min(1).max(MAX_JS_SOURCE)).min(1).max(32),
+    ]),
+    Reduce: z.union([DeclarativeReduceSchema, z.string().min(1).max(MAX_JS_SOURCE)]).optional(),
+    Fields: z.record(FieldNameSchema, FieldOptionsSchema).optional(),
+    IncludeArchived: z.boolean().optional(),
+  })
+  .strict()
+  .superRefine((def, ctx) => {
+    const jsMaps = typeof def.Maps[0] === 'string';
+    if (def.Reduce !== undefined && jsMaps !== (typeof def.Reduce === 'string')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['Reduce'],
+        message: 'Maps and Reduce must both be JavaScript strings or both be declarative objects',
+      });
+    }
+  });
+export type IndexDefinition = z.infer<typeof IndexDefinitionSchema>;
+
+export type IndexKind = 'Map' | 'MapReduce' | 'AutoMap';
+
+export interface IndexStats {
+  Name: string;
+  Type: IndexKind;
+  Collections: string[];
+  LastIndexedEtag: number;
+  IsStale: boolean;
+  EntriesCount: number;
+  ErrorsCount: number;
+  Errors: { Document: string | null; Error: string; At: string }[];
+  State: 'Normal' | 'Error';
+}

@@ -1,0 +1,122 @@
+#!/usr/bin/env node
+// The indexer process: beside a tenant container, it owns the index files of
+// the tenant's databases and keeps them up to date from docs.db, so indexing
+// never runs on the tenant's request path (and tenant JavaScript in index
+// definitions runs in sandboxes here, not in the process serving requests).
+import { DatabaseIndexer } from '@rookery/engine';
+import { RookeryError } from '@rookery/protocol';
+import pino from 'pino';
+import { type FromIndexer, type ToIndexer, ToIndexerSchema } from './messages.js';
+
+const log = pino({ level: process.env.ROOKERY_LOG_LEVEL ?? 'info', base: { service: 'indexer' } });
+const indexers = new Map<string, DatabaseIndexer>();
+const pending = new Set<string>();
+/** Databases whose last batch failed: retried after a pause instead of in a hot loop. */
+const backingOff = new Set<string>();
+let scheduled = false;
+
+const POLL_MS = 1_000;
+const BACKOFF_MS = 1_000;
+
+function send(message: FromIndexer): void {
+  process.send?.(message);
+}
+
+function schedule(db: string): void {
+  if (backingOff.has(db)) return;
+  pending.add(db);
+  if (scheduled) return;
+  scheduled = true;
+  setImmediate(work);
+}
+
+/** One batch per index per database per turn, so one big index never starves the others (or IPC). */
+function work(): void {
+  scheduled = false;
+  for (const db of [...pending]) {
+    const indexer = indexers.get(db);
+    if (!indexer) {
+      pending.delete(db);
+      continue;
+    }
+    const progress = indexer.runOnce();
+    for (const p of progress) send({ type: 'progress', db, ...p });
+    if (progress.length === 0) pending.delete(db);
+    else if (progress.every((p) => p.documents === 0 && p.errors > 0)) {
+      pending.delete(db);
+      backingOff.add(db);
+      log.warn({ db, indexes: progress.map((p) => p.index) }, 'indexing failed; retrying in a second');
+      setTimeout(() => {
+        backingOff.delete(db);
+        schedule(db);
+      }, BACKOFF_MS).unref();
+    }
+  }
+  if (pending.size > 0) {
+    scheduled = true;
+    setImmediate(work);
+  }
+}
+
+function handle(message: ToIndexer): unknown {
+  switch (message.type) {
+    case 'open': {
+      indexers.get(message.db)?.close();
+      indexers.set(message.db, new DatabaseIndexer(message.directory));
+      schedule(message.db);
+      return null;
+    }
+    case 'close':
+      indexers.get(message.db)?.close();
+      indexers.delete(message.db);
+      pending.delete(message.db);
+      return null;
+    case 'nudge':
+      schedule(message.db);
+      return null;
+    default: {
+      const indexer = indexers.get(message.db);
+      if (!indexer)
+        throw new RookeryError('DatabaseNotFound', `Database ${message.db} is not open in the indexer`);
+      let result: unknown;
+      if (message.type === 'put') {
+        result = indexer.put(message.definition);
+        log.info({ db: message.db, index: message.definition.Name }, 'index defined');
+      } else if (message.type === 'delete') result = indexer.delete(message.name);
+      else result = indexer.reset(message.name);
+      schedule(message.db);
+      return result;
+    }
+  }
+}
+
+process.on('message', (raw) => {
+  const parsed = ToIndexerSchema.safeParse(raw);
+  if (!parsed.success) {
+    log.error({ issues: parsed.error.issues.slice(0, 3) }, 'refused a malformed message from the tenant');
+    return;
+  }
+  const message = parsed.data;
+  try {
+    const result = handle(message);
+    if ('id' in message) send({ type: 'reply', id: message.id, ok: true, result });
+  } catch (error) {
+    const code = error instanceof RookeryError ? error.code : 'InternalError';
+    if (!(error instanceof RookeryError)) log.error({ err: error, db: message.db }, 'indexer request failed');
+    if ('id' in message)
+      send({ type: 'reply', id: message.id, ok: false, error: { code, message: (error as Error).message } });
+  }
+});
+
+// The tenant going away (crash or shutdown) ends the indexer: it has no work without it.
+process.on('disconnect', () => {
+  for (const indexer of indexers.values()) indexer.close();
+  process.exit(0);
+});
+
+// A safety net for lost nudges: every database is looked at once a second.
+setInterval(() => {
+  for (const db of indexers.keys()) schedule(db);
+}, POLL_MS).unref();
+
+send({ type: 'ready' });

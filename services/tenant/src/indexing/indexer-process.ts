@@ -1,0 +1,168 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type ErrorCode, ErrorCodes, RookeryError } from '@rookery/protocol';
+import type { FastifyBaseLogger } from 'fastify';
+import { type FromIndexer, FromIndexerSchema, type IndexerRequestBody } from './messages.js';
+
+const RESTART_DELAY_MS = 500;
+const REQUEST_TIMEOUT_MS = 60_000;
+
+type ProgressListener = (db: string, index: string, lastEtag: number) => void;
+
+interface Waiting {
+  resolve(result: unknown): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * The tenant's handle on its indexer process: starts it, restarts it if it
+ * dies (re-opening every database), sends requests and nudges, and passes
+ * progress to whoever waits for an index to catch up.
+ */
+export class IndexerProcess {
+  private child: ChildProcess | null = null;
+  private nextId = 1;
+  private readonly waiting = new Map<number, Waiting>();
+  private readonly open = new Map<string, string>();
+  private readonly listeners = new Set<ProgressListener>();
+  private readonly nudged = new Set<string>();
+  private stopping = false;
+
+  constructor(private readonly log: FastifyBaseLogger) {
+    this.spawn();
+  }
+
+  /** Starts indexing a database (idempotent). */
+  async openDatabase(db: string, directory: string): Promise<void> {
+    this.open.set(db, directory);
+    await this.request({ type: 'open', db, directory });
+  }
+
+  async closeDatabase(db: string): Promise<void> {
+    if (!this.open.delete(db)) return;
+    await this.request({ type: 'close', db });
+  }
+
+  /** Tells the indexer a database changed; coalesced to one message per database per event-loop turn. */
+  nudge(db: string): void {
+    if (this.nudged.has(db)) return;
+    this.nudged.add(db);
+    setImmediate(() => {
+      this.nudged.delete(db);
+      this.child?.send({ type: 'nudge', db });
+    });
+  }
+
+  onProgress(listener: ProgressListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  request(body: IndexerRequestBody): Promise<unknown> {
+    const child = this.child;
+    if (!child?.connected) {
+      return Promise.reject(
+        new RookeryError('DatabaseUnavailable', 'The indexer is restarting; retry in a moment'),
+      );
+    }
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        reject(new RookeryError('DatabaseUnavailable', 'The indexer did not answer in time; retry'));
+      }, REQUEST_TIMEOUT_MS);
+      this.waiting.set(id, { resolve, reject, timer });
+      child.send({ ...body, id });
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const child = this.child;
+    this.child = null;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.disconnect();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  private spawn(): void {
+    const { entry, execArgv } = indexerEntry();
+    const child = fork(entry, [], {
+      execArgv,
+      env: process.env,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.child = child;
+    child.on('message', (raw) => this.receive(raw));
+    child.on('exit', (code, signal) => {
+      for (const [id, w] of this.waiting) {
+        clearTimeout(w.timer);
+        w.reject(new RookeryError('DatabaseUnavailable', 'The indexer stopped while answering; retry'));
+        this.waiting.delete(id);
+      }
+      if (this.stopping) return;
+      this.log.error({ code, signal }, 'indexer process exited; restarting it');
+      setTimeout(() => {
+        if (this.stopping) return;
+        this.spawn();
+        for (const [db, directory] of this.open) {
+          this.request({ type: 'open', db, directory }).catch((err) =>
+            this.log.error({ err, db }, 'could not reopen the database in the indexer'),
+          );
+        }
+      }, RESTART_DELAY_MS).unref();
+    });
+  }
+
+  private receive(raw: unknown): void {
+    const parsed = FromIndexerSchema.safeParse(raw);
+    if (!parsed.success) {
+      this.log.error({ issues: parsed.error.issues.slice(0, 3) }, 'malformed message from the indexer');
+      return;
+    }
+    const message: FromIndexer = parsed.data;
+    if (message.type === 'progress') {
+      if (message.errors > 0) this.log.warn({ db: message.db, index: message.index }, 'indexing errors');
+      for (const listener of this.listeners) listener(message.db, message.index, message.lastEtag);
+      return;
+    }
+    if (message.type !== 'reply') return;
+    const waiting = this.waiting.get(message.id);
+    if (!waiting) return;
+    this.waiting.delete(message.id);
+    clearTimeout(waiting.timer);
+    if (message.ok) waiting.resolve(message.result);
+    else {
+      const code = (message.error?.code ?? 'InternalError') as ErrorCode;
+      waiting.reject(
+        new RookeryError(
+          code in ErrorCodes ? code : 'InternalError',
+          message.error?.message ?? 'indexer failed',
+        ),
+      );
+    }
+  }
+}
+
+/**
+ * The indexer's entry beside this file: the built `.js` in production, the
+ * `.ts` source through tsx in development and tests. `--no-node-snapshot` is
+ * what isolated-vm (the index sandbox) asks for on Node 20+.
+ */
+function indexerEntry(): { entry: string; execArgv: string[] } {
+  const here = fileURLToPath(import.meta.url);
+  const extension = path.extname(here);
+  const entry = path.join(path.dirname(here), `indexer-main${extension}`);
+  if (extension !== '.ts') return { entry, execArgv: ['--no-node-snapshot'] };
+  const require = createRequire(import.meta.url);
+  return {
+    entry,
+    execArgv: ['--no-node-snapshot', '--conditions=@rookery/source', '--import', require.resolve('tsx')],
+  };
+}

@@ -1,0 +1,46 @@
+import { IndexDefinitionSchema, IndexNameSchema } from '@rookery/protocol';
+import { z } from 'zod';
+
+/**
+ * The IPC protocol between the tenant and its indexer process. Both sides
+ * parse what they receive: a message from a process that is not the one we
+ * think (or a bug) is refused, never half-applied.
+ */
+const DbSchema = z.string().min(1).max(64);
+
+export const ToIndexerSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('open'), id: z.number().int(), db: DbSchema, directory: z.string().min(1) }),
+  z.object({ type: z.literal('close'), id: z.number().int(), db: DbSchema }),
+  z.object({ type: z.literal('nudge'), db: DbSchema }),
+  z.object({ type: z.literal('put'), id: z.number().int(), db: DbSchema, definition: IndexDefinitionSchema }),
+  z.object({ type: z.literal('delete'), id: z.number().int(), db: DbSchema, name: IndexNameSchema }),
+  z.object({ type: z.literal('reset'), id: z.number().int(), db: DbSchema, name: IndexNameSchema }),
+]);
+export type ToIndexer = z.infer<typeof ToIndexerSchema>;
+export type IndexerRequest = Extract<ToIndexer, { id: number }>;
+/** A request as the caller writes it: the process handle numbers it. */
+export type IndexerRequestBody = IndexerRequest extends infer R
+  ? R extends unknown
+    ? Omit<R, 'id'>
+    : never
+  : never;
+
+export const FromIndexerSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('ready') }),
+  z.object({
+    type: z.literal('reply'),
+    id: z.number().int(),
+    ok: z.boolean(),
+    result: z.unknown().optional(),
+    error: z.object({ code: z.string(), message: z.string() }).optional(),
+  }),
+  z.object({
+    type: z.literal('progress'),
+    db: DbSchema,
+    index: z.string(),
+    lastEtag: z.number(),
+    documents: z.number(),
+    errors: z.number(),
+  }),
+]);
+export type FromIndexer = z.infer<typeof FromIndexerSchema>;

@@ -1,0 +1,127 @@
+import {
+  collectionsOf,
+  type Database,
+  type DatabaseCatalog,
+  IndexCatalog,
+  type IndexingControl,
+  QueryRunner,
+} from '@rookery/engine';
+import type { IndexDefinition } from '@rookery/protocol';
+import type { FastifyBaseLogger } from 'fastify';
+import { IndexerProcess } from './indexer-process.js';
+
+const RETIRE_WAIT_MS = 10 * 60_000;
+const STALE_POLL_MS = 50;
+
+/** The query side of one database: its index readers and its query runner. */
+export interface DatabaseQueries {
+  db: Database;
+  indexes: IndexCatalog;
+  runner: QueryRunner;
+}
+
+/**
+ * Indexing for the tenant's databases: one indexer process for all of them,
+ * told about each database when it is first queried or written, nudged after
+ * every commit.
+ */
+export class TenantIndexing {
+  private readonly indexer: IndexerProcess;
+  private readonly databases = new Map<string, Promise<DatabaseQueries>>();
+
+  constructor(
+    private readonly catalog: DatabaseCatalog,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    this.indexer = new IndexerProcess(log);
+  }
+
+  /** The database's query side, starting its indexing on first use. */
+  forDatabase(name: string): Promise<DatabaseQueries> {
+    let db: Database;
+    try {
+      db = this.catalog.get(name);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const key = db.name.toLowerCase();
+    let queries = this.databases.get(key);
+    if (!queries) {
+      queries = this.start(db, key);
+      this.databases.set(key, queries);
+      queries.catch(() => this.databases.delete(key));
+    }
+    return queries;
+  }
+
+  /** Stops indexing a database that is about to be deleted. */
+  async forget(name: string): Promise<void> {
+    const key = name.toLowerCase();
+    const queries = this.databases.get(key);
+    this.databases.delete(key);
+    if (!queries) return;
+    (await queries.catch(() => null))?.indexes.close();
+    await this.indexer.closeDatabase(key);
+  }
+
+  async close(): Promise<void> {
+    for (const queries of this.databases.values()) (await queries.catch(() => null))?.indexes.close();
+    this.databases.clear();
+    await this.indexer.stop();
+  }
+
+  request: IndexerProcess['request'] = (body) => this.indexer.request(body);
+
+  private async start(db: Database, key: string): Promise<DatabaseQueries> {
+    await this.indexer.openDatabase(key, db.directory);
+    db.onCommit(() => this.indexer.nudge(key));
+    const indexes = new IndexCatalog(db.directory);
+    const control: IndexingControl = {
+      putIndex: async (definition: IndexDefinition) => {
+        await this.indexer.request({ type: 'put', db: key, definition });
+      },
+      waitForNonStale: (name, timeoutMs) => this.waitForNonStale(db, indexes, name, timeoutMs),
+      retireWhenCaughtUp: (name, successor) => {
+        void this.waitForNonStale(db, indexes, successor, RETIRE_WAIT_MS)
+          .then((caughtUp) => (caughtUp ? this.indexer.request({ type: 'delete', db: key, name }) : null))
+          .then(() => this.log.info({ db: db.name, index: name, successor }, 'automatic index retired'))
+          .catch((err) =>
+            this.log.warn({ err, db: db.name, index: name }, 'could not retire automatic index'),
+          );
+      },
+    };
+    return { db, indexes, runner: new QueryRunner(db, indexes, control) };
+  }
+
+  /** Resolves once the index has caught up with the database (checked on each progress report). */
+  private waitForNonStale(
+    db: Database,
+    indexes: IndexCatalog,
+    name: string,
+    timeoutMs: number,
+  ): Promise<boolean> {
+    const isCaughtUp = () => {
+      const reader = indexes.reader(name);
+      return reader !== null && !db.hasChangesAfter(collectionsOf(reader.definition), reader.lastEtag());
+    };
+    if (isCaughtUp()) return Promise.resolve(true);
+    this.indexer.nudge(db.name.toLowerCase());
+    return new Promise((resolve) => {
+      const finish = (result: boolean) => {
+        clearTimeout(deadline);
+        clearInterval(poll);
+        unsubscribe();
+        resolve(result);
+      };
+      const check = () => {
+        if (isCaughtUp()) finish(true);
+      };
+      const deadline = setTimeout(() => finish(isCaughtUp()), timeoutMs);
+      // Progress messages wake us early; the poll covers an index that had nothing to do.
+      const poll = setInterval(check, STALE_POLL_MS);
+      const unsubscribe = this.indexer.onProgress((progressDb) => {
+        if (progressDb === db.name.toLowerCase()) check();
+      });
+    });
+  }
+}

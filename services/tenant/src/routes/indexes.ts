@@ -1,0 +1,79 @@
+import { indexStatsOf } from '@rookery/engine';
+import { IndexDefinitionSchema, IndexNameSchema, type IndexStats, RookeryError } from '@rookery/protocol';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { DatabaseQueries } from '../indexing/tenant-indexing.js';
+import { parseWith, type RouteContext } from './context.js';
+
+const NameQuerySchema = z.object({ name: IndexNameSchema });
+
+/**
+ * Index management: `PUT /databases/{db}/indexes` (create or replace),
+ * `GET /databases/{db}/indexes` (every index's stats), `GET …/indexes/stats?name=`,
+ * `DELETE …/indexes?name=`, `POST …/indexes/reset?name=`.
+ */
+export function indexRoutes(app: FastifyInstance, context: RouteContext): void {
+  const queriesOf = (params: unknown) => context.indexing.forDatabase((params as { db: string }).db);
+
+  app.put('/databases/:db/indexes', async (request, reply) => {
+    const definition = parseWith(IndexDefinitionSchema, request.body, 'index definition');
+    if (definition.Name.toLowerCase().startsWith('auto/')) {
+      throw new RookeryError(
+        'InvalidIndexDefinition',
+        'Names starting with "Auto/" are reserved for automatic indexes; pick another name',
+      );
+    }
+    const queries = await queriesOf(request.params);
+    const { created } = (await context.indexing.request({
+      type: 'put',
+      db: queries.db.name.toLowerCase(),
+      definition,
+    })) as { created: boolean };
+    return reply.code(created ? 201 : 200).send({ Index: definition.Name, Created: created });
+  });
+
+  app.get('/databases/:db/indexes', async (request) => {
+    const queries = await queriesOf(request.params);
+    return { Results: queries.indexes.definitions().map((d) => statsOf(queries, d.Name)) };
+  });
+
+  app.get('/databases/:db/indexes/stats', async (request) => {
+    const { name } = parseWith(NameQuerySchema, request.query, 'query string');
+    return statsOf(await queriesOf(request.params), name);
+  });
+
+  app.delete('/databases/:db/indexes', async (request, reply) => {
+    const { name } = parseWith(NameQuerySchema, request.query, 'query string');
+    const queries = await queriesOf(request.params);
+    const deleted = await context.indexing.request({
+      type: 'delete',
+      db: queries.db.name.toLowerCase(),
+      name,
+    });
+    if (!deleted) throw notFound(queries, name);
+    return reply.code(204).send();
+  });
+
+  app.post('/databases/:db/indexes/reset', async (request) => {
+    const { name } = parseWith(NameQuerySchema, request.query, 'query string');
+    const queries = await queriesOf(request.params);
+    const reset = await context.indexing.request({ type: 'reset', db: queries.db.name.toLowerCase(), name });
+    if (!reset) throw notFound(queries, name);
+    return { Index: name, Reset: true };
+  });
+}
+
+function statsOf(queries: DatabaseQueries, name: string): IndexStats {
+  const reader = queries.indexes.reader(name);
+  if (!reader) throw notFound(queries, name);
+  return indexStatsOf(reader.connection, (collections, etag) =>
+    queries.db.hasChangesAfter(collections, etag),
+  );
+}
+
+function notFound(queries: DatabaseQueries, name: string): RookeryError {
+  return new RookeryError(
+    'IndexNotFound',
+    `There is no index named ${name}; list them with GET /databases/${queries.db.name}/indexes`,
+  );
+}

@@ -1,0 +1,61 @@
+import type { QueryOptions } from '@rookery/engine';
+import { type QueryParameters, QueryRequestSchema, QueryStringSchema, RookeryError } from '@rookery/protocol';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { ifNoneMatch } from '../http/etag.js';
+import { parseWith, type RouteContext } from './context.js';
+
+const ParametersSchema = QueryRequestSchema.shape.QueryParameters.unwrap();
+
+/** `POST /databases/{db}/queries` (RQL + parameters) and `GET /databases/{db}/queries?query=…`. */
+export function queryRoutes(app: FastifyInstance, context: RouteContext): void {
+  app.post('/databases/:db/queries', async (request, reply) => {
+    const body = parseWith(QueryRequestSchema, request.body, 'query body');
+    return answer(context, request, reply, {
+      query: body.Query,
+      parameters: body.QueryParameters,
+      waitForNonStaleResults: body.WaitForNonStaleResults,
+      waitForNonStaleResultsTimeoutMs: body.WaitForNonStaleResultsTimeoutMs,
+    });
+  });
+
+  app.get('/databases/:db/queries', async (request, reply) => {
+    const query = parseWith(QueryStringSchema, request.query, 'query string');
+    return answer(context, request, reply, {
+      query: query.query,
+      parameters: query.parameters === undefined ? undefined : parseParameters(query.parameters),
+      waitForNonStaleResults: query.waitForNonStaleResults === 'true',
+      waitForNonStaleResultsTimeoutMs: query.waitForNonStaleResultsTimeoutMs,
+    });
+  });
+}
+
+async function answer(
+  context: RouteContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: QueryOptions,
+) {
+  const { db } = request.params as { db: string };
+  const { runner } = await context.indexing.forDatabase(db);
+  const prepared = await runner.prepare(options);
+  reply.header('etag', prepared.resultEtag);
+  // The result etag covers the query, its parameters, the index state and the database state:
+  // a match means the answer would be the same, so the query does not run at all.
+  if (ifNoneMatch(request.headers['if-none-match'], prepared.resultEtag)) return reply.code(304).send();
+  const { result } = runner.run(prepared);
+  return reply.send(result);
+}
+
+function parseParameters(text: string): QueryParameters {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new RookeryError(
+      'InvalidQuery',
+      'The parameters query-string value is not JSON; send an object such as {"name":"Ada"}',
+    );
+  }
+  return parseWith(z.object({}).catchall(z.unknown()).pipe(ParametersSchema), json, 'parameters');
+}
