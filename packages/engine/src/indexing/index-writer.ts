@@ -6,6 +6,8 @@ import { exactFieldsOf, FieldRegistry, searchFieldsOf } from './index-file.js';
 import type { IndexEntry, MapOutcome, Mapper } from './mapper.js';
 
 const MAX_STORED_ERRORS = 500;
+/** Terms are inserted this many rows per statement: one call into SQLite instead of 64. */
+const TERM_ROWS_PER_INSERT = 64;
 const REDUCE_CHUNK = 1_000;
 
 export interface BatchOutcome {
@@ -34,6 +36,9 @@ export class IndexWriter {
   private readonly exactFields: Set<string>;
   private readonly s;
   private deltas = new Map<string, TermDelta>();
+  /** (field, value, entry) triples waiting for the next multi-row insert. */
+  private pendingTerms: (number | TermValue)[] = [];
+  private readonly insertTerms: BetterSqlite3.Statement;
   private entryDelta = 0;
 
   constructor(
@@ -47,6 +52,9 @@ export class IndexWriter {
     this.searchFields = searchFieldsOf(definition);
     this.exactFields = exactFieldsOf(definition);
     const hasFts = this.searchFields.length > 0;
+    this.insertTerms = db.prepare(
+      `INSERT OR IGNORE INTO terms (field, value, entry) VALUES ${Array(TERM_ROWS_PER_INSERT).fill('(?, ?, ?)').join(', ')}`,
+    );
     this.s = {
       getMeta: db.prepare<[string], { value: number | string }>('SELECT value FROM meta WHERE key = ?'),
       setMeta: db.prepare<[number | string, string]>('UPDATE meta SET value = ? WHERE key = ?'),
@@ -142,6 +150,7 @@ export class IndexWriter {
     } catch (error) {
       // Field ids given inside the rolled-back transaction do not exist any more.
       this.deltas.clear();
+      this.pendingTerms = [];
       this.entryDelta = 0;
       this.fields.forget();
       this.fields.reload();
@@ -218,9 +227,19 @@ export class IndexWriter {
     this.removeEntries(entries);
   }
 
+  private flushTerms(): void {
+    const rows = this.pendingTerms;
+    if (rows.length === TERM_ROWS_PER_INSERT * 3) this.insertTerms.run(...rows);
+    else
+      for (let i = 0; i < rows.length; i += 3)
+        this.s.insertTerm.run(rows[i] as number, rows[i + 1]!, rows[i + 2] as number);
+    this.pendingTerms = [];
+  }
+
   /** Removes entries and their terms: all (field, value, entry) keys gathered, sorted, deleted in one pass. */
   private removeEntries(entries: number[]): void {
     if (entries.length === 0) return;
+    this.flushTerms();
     entries.sort((a, b) => a - b);
     const doomed: { field: number; value: TermValue; entry: number }[] = [];
     for (const entry of entries) {
@@ -263,7 +282,8 @@ export class IndexWriter {
         const dedupeKey = Buffer.isBuffer(term) ? '\u0000null' : term;
         if (seen.has(dedupeKey)) continue;
         seen.add(dedupeKey);
-        this.s.insertTerm.run(field, term, entryId);
+        this.pendingTerms.push(field, term, entryId);
+        if (this.pendingTerms.length === TERM_ROWS_PER_INSERT * 3) this.flushTerms();
         this.countDelta(field, term, 1);
       }
     }
@@ -279,6 +299,7 @@ export class IndexWriter {
 
   /** Counters once per batch: one upsert per distinct term touched, however many entries touched it. */
   private flushCounts(): void {
+    this.flushTerms();
     for (const d of this.deltas.values()) {
       if (d.delta === 0) continue;
       this.s.addCount.run(d.field, d.value, d.delta);

@@ -22,7 +22,7 @@ export interface RankSuggestionsOptions {
   maxDistance?: number;
 }
 
-/** The default largest distance for a term: one edit for short terms, where two edits reach too many words. */
+/** The default largest distance: one edit for short terms, where two edits reach too many words. */
 export function defaultMaxDistance(term: string): number {
   return codePointLength(term) >= 5 ? 2 : 1;
 }
@@ -127,7 +127,7 @@ function boundedOsaDistance(
       const substitution = rows[back1 + j - 1]! + (s === t ? 0 : 1);
       const deletion = rows[back1 + j]! + 1;
       const insertion = rows[current + j - 1]! + 1;
-      let value = substitution < deletion ? substitution : deletion;
+      let value = Math.min(substitution, deletion);
       if (insertion < value) value = insertion;
       if (i > 1 && j > 1 && s === tPrevious && source[j - 2] === t && s !== t) {
         const transposition = rows[back2 + j - 2]! + 1;

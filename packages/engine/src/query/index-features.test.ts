@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { generatePackages } from '@rookery/datagen';
 import type { IndexDefinition } from '@rookery/protocol';
 import { makeTempDir } from '@rookery/testkit';
 import fc from 'fast-check';
@@ -302,5 +303,41 @@ describe('JavaScript indexes', () => {
       /does not compile/,
     );
     expect(indexer.names).toEqual(['Users/Js']);
+  });
+});
+
+describe('on NuGet-like data', () => {
+  it('suggests jquery for jquryt, and facets and searches agree with the documents', async () => {
+    const docs = [...generatePackages({ seed: 7, packageVersions: 3_000 })];
+    for (let i = 0; i < docs.length; i += 500) {
+      await db.insertMany(
+        docs.slice(i, i + 500).map(({ id, ...body }) => ({ Id: id, Document: body as never })),
+      );
+    }
+    const r = define({
+      Name: 'Packages/Query',
+      Maps: [{ Collection: 'Packages', Fields: { Query: ['Tags', 'Title', 'PackageId'], Tags: 'Tags' } }],
+      Fields: { Query: { Indexing: 'Search', Suggestions: true } },
+    });
+    expect(r.suggest('Query', 'jquryt', 5)[0]).toBe('jquery');
+    const [tags] = r.facets(null, [
+      { kind: 'terms', field: 'Tags', name: 'Tags', top: 3, order: 'countDesc' },
+    ]);
+    for (const value of tags?.Values ?? []) {
+      const expected = docs.filter((d) => d.Tags.some((t) => t.toLowerCase() === value.Range)).length;
+      expect(value.Count).toBe(expected);
+    }
+    const page = r.run({
+      where: { kind: 'search', field: 'Query', terms: 'jquery', operator: 'or' },
+      orderBy: [],
+      skip: 0,
+      take: 10_000,
+    });
+    const tokens = (d: (typeof docs)[number]) =>
+      [...d.Tags, d.Title, d.PackageId]
+        .join(' ')
+        .toLowerCase()
+        .split(/[^\p{L}\p{N}]+/u);
+    expect(page.total).toBe(docs.filter((d) => tokens(d).includes('jquery')).length);
   });
 });
