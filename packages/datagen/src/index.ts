@@ -1,5 +1,7 @@
 export type { GeneratePackagesOptions, PackageDocument } from './nuget.js';
 export {
+  COINED_NAMES,
+  coinedName,
   compareVersions,
   DESCRIPTION_ZIPF_EXPONENT,
   generatePackage,

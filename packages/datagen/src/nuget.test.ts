@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
+  COINED_NAMES,
+  coinedName,
   compareVersions,
   generatePackages,
   ID_OWNERS,
@@ -9,6 +11,7 @@ import {
   MAX_VERSIONS_PER_PACKAGE,
   type PackageDocument,
   packageIdAt,
+  paretoInt,
   Random,
   TAGS,
   toNdjsonLines,
@@ -200,6 +203,19 @@ describe('packageIdAt', () => {
   });
 });
 
+describe('coinedName', () => {
+  it('gives a distinct lowercase-unique word of letters for every rank', () => {
+    const seen = new Set<string>();
+    for (let rank = 0; rank < COINED_NAMES; rank++) {
+      const name = coinedName(rank);
+      if (!/^[A-Z][a-z]+$/.test(name) || seen.has(name.toLowerCase()))
+        throw new Error(`rank ${rank}: ${name}`);
+      seen.add(name.toLowerCase());
+    }
+    expect(seen.size).toBe(COINED_NAMES);
+  });
+});
+
 describe('compareVersions', () => {
   it('orders by SemVer precedence', () => {
     const ordered = [
@@ -244,6 +260,16 @@ describe('random', () => {
     expect(counts[0]! / counts[9]!).toBeGreaterThan(7);
     expect(counts[0]! / counts[9]!).toBeLessThan(13);
     expect(zipf.probability(0) / zipf.probability(9)).toBeCloseTo(10, 6);
+  });
+
+  it('draws heavy-tailed Pareto integers at or above the minimum', () => {
+    const rng = new Random(13);
+    const values = Array.from({ length: 20_000 }, () => paretoInt(rng, { min: 10, alpha: 1.2 })).sort(
+      (a, b) => a - b,
+    );
+    expect(values[0]).toBe(10);
+    expect(values[values.length / 2]!).toBeLessThan(30);
+    expect(values.at(-1)!).toBeGreaterThan(2_000);
   });
 
   it('formats ISO dates like Date#toISOString', () => {

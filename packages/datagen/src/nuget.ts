@@ -312,7 +312,8 @@ export function isoFromEpochMs(ms: number): string {
   const month = mp < 10 ? mp + 3 : mp - 9;
   const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
   const ms3 = millis < 10 ? `00${millis}` : millis < 100 ? `0${millis}` : `${millis}`;
-  return `${String(year).padStart(4, '0')}-${pad2(month)}-${pad2(day)}T${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${ms3}Z`;
+  const date = `${String(year).padStart(4, '0')}-${pad2(month)}-${pad2(day)}`;
+  return `${date}T${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${ms3}Z`;
 }
 
 function capitalize(text: string): string {
