@@ -13,6 +13,13 @@ import {
 import { IndexWriter } from './index-writer.js';
 import { createMapper } from './mapper.js';
 import { SandboxError, type SandboxLimits } from './sandbox/index.js';
+import {
+  currentBootId,
+  definitionToRebuild,
+  markerFileOf,
+  markWriterClosed,
+  markWriterOpen,
+} from './writer-marker.js';
 
 export interface DatabaseIndexerOptions {
   /** Most documents read per batch (and per index transaction). Default 8,192. */
@@ -44,6 +51,7 @@ export class DatabaseIndexer {
   private readonly indexes = new Map<string, LoadedIndex>();
   private readonly batchSize: number;
   private readonly directory: string;
+  private readonly bootId = currentBootId();
 
   constructor(
     databaseDirectory: string,
@@ -96,8 +104,7 @@ export class DatabaseIndexer {
     const loaded = this.indexes.get(name.toLowerCase());
     if (!loaded) return false;
     this.indexes.delete(name.toLowerCase());
-    loaded.writer.close();
-    loaded.db.close();
+    this.unload(loaded);
     removeIndexFiles(loaded.file);
     return true;
   }
@@ -157,18 +164,22 @@ export class DatabaseIndexer {
   }
 
   close(): void {
-    for (const loaded of this.indexes.values()) {
-      loaded.writer.close();
-      loaded.db.close();
-    }
+    for (const loaded of this.indexes.values()) this.unload(loaded);
     this.indexes.clear();
     this.source.close();
   }
 
   private load(file: string): void {
-    const db = openIndexFile(file);
+    const lost = definitionToRebuild(file, this.bootId);
+    if (lost) {
+      // The OS went down while this index was written without fsync: start it again from its definition.
+      removeIndexFiles(file);
+      createIndexFile(file, lost).close();
+    }
+    const db = openIndexFile(file, { unsynced: this.bootId !== null });
     try {
       const definition = readDefinition(db);
+      if (this.bootId !== null) markWriterOpen(file, this.bootId, definition);
       const writer = new IndexWriter(db, definition, () => createMapper(definition, this.options.sandbox));
       this.indexes.set(definition.Name.toLowerCase(), { name: definition.Name, file, db, writer });
     } catch (error) {
@@ -176,10 +187,18 @@ export class DatabaseIndexer {
       throw error;
     }
   }
+
+  /** Closes an index cleanly: everything is with the OS, so its file can be trusted after any later crash. */
+  private unload(loaded: LoadedIndex): void {
+    loaded.writer.close();
+    loaded.db.close();
+    markWriterClosed(loaded.file);
+  }
 }
 
 export function removeIndexFiles(file: string): void {
-  for (const suffix of ['', '-wal', '-shm', '-journal']) fs.rmSync(file + suffix, { force: true });
+  for (const suffix of ['-wal', '-shm', '-journal', '']) fs.rmSync(file + suffix, { force: true });
+  fs.rmSync(markerFileOf(file), { force: true });
 }
 
 /** Index stats read from the index file (by the indexer or by a reader). */

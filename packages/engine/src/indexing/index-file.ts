@@ -85,7 +85,16 @@ export function exactFieldsOf(definition: IndexDefinition): Set<string> {
 
 export interface OpenIndexFileOptions {
   readonly?: boolean;
+  /**
+   * Writes without fsync (synchronous=OFF); only for a writer that holds a
+   * writer marker (see writer-marker.ts), which makes a torn file detectable.
+   */
+  unsynced?: boolean;
 }
+
+/** A writer's page cache: it grows only as the index does, and a big build touches pages all over its B-trees. */
+const WRITER_CACHE_KIB = 256 * 1024;
+const READER_CACHE_KIB = 32 * 1024;
 
 /** Creates the file with its schema and definition, or fails if it exists. */
 export function createIndexFile(file: string, definition: IndexDefinition): BetterSqlite3.Database {
@@ -123,8 +132,8 @@ export function createIndexFile(file: string, definition: IndexDefinition): Bett
 
 export function openIndexFile(file: string, options: OpenIndexFileOptions = {}): BetterSqlite3.Database {
   const db = new BetterSqlite3(file, { readonly: options.readonly ?? false, fileMustExist: true });
-  if (!options.readonly) db.pragma('synchronous = NORMAL');
-  db.pragma('cache_size = -32768'); // 32 MiB
+  if (!options.readonly) db.pragma(options.unsynced ? 'synchronous = OFF' : 'synchronous = NORMAL');
+  db.pragma(`cache_size = -${options.readonly ? READER_CACHE_KIB : WRITER_CACHE_KIB}`);
   return db;
 }
 

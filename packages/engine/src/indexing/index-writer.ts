@@ -4,6 +4,7 @@ import type { SourceBatch, SourceDocument } from './document-source.js';
 import { asSpatialPoint, type TermValue, termOf } from './field-values.js';
 import { exactFieldsOf, FieldRegistry, searchFieldsOf } from './index-file.js';
 import type { IndexEntry, MapOutcome, Mapper } from './mapper.js';
+import { TermBuffer } from './term-buffer.js';
 
 const MAX_STORED_ERRORS = 500;
 /** Terms are inserted this many rows per statement: one call into SQLite instead of 64. */
@@ -36,8 +37,8 @@ export class IndexWriter {
   private readonly exactFields: Set<string>;
   private readonly s;
   private deltas = new Map<string, TermDelta>();
-  /** (field, value, entry) triples waiting for the next multi-row insert. */
-  private pendingTerms: (number | TermValue)[] = [];
+  /** The batch's new terms, written in key order before anything reads or deletes terms. */
+  private readonly pendingTerms = new TermBuffer();
   private readonly insertTerms: BetterSqlite3.Statement;
   private entryDelta = 0;
 
@@ -150,7 +151,7 @@ export class IndexWriter {
     } catch (error) {
       // Field ids given inside the rolled-back transaction do not exist any more.
       this.deltas.clear();
-      this.pendingTerms = [];
+      this.pendingTerms.clear();
       this.entryDelta = 0;
       this.fields.forget();
       this.fields.reload();
@@ -227,13 +228,18 @@ export class IndexWriter {
     this.removeEntries(entries);
   }
 
+  /** Writes the buffered terms in key order, TERM_ROWS_PER_INSERT rows per statement. */
   private flushTerms(): void {
-    const rows = this.pendingTerms;
-    if (rows.length === TERM_ROWS_PER_INSERT * 3) this.insertTerms.run(...rows);
-    else
-      for (let i = 0; i < rows.length; i += 3)
-        this.s.insertTerm.run(rows[i] as number, rows[i + 1]!, rows[i + 2] as number);
-    this.pendingTerms = [];
+    const chunk: (number | TermValue)[] = [];
+    this.pendingTerms.drain((field, value, entry) => {
+      chunk.push(field, value, entry);
+      if (chunk.length === TERM_ROWS_PER_INSERT * 3) {
+        this.insertTerms.run(...chunk);
+        chunk.length = 0;
+      }
+    });
+    for (let i = 0; i < chunk.length; i += 3)
+      this.s.insertTerm.run(chunk[i] as number, chunk[i + 1]!, chunk[i + 2] as number);
   }
 
   /** Removes entries and their terms: all (field, value, entry) keys gathered, sorted, deleted in one pass. */
@@ -282,8 +288,7 @@ export class IndexWriter {
         const dedupeKey = Buffer.isBuffer(term) ? '\u0000null' : term;
         if (seen.has(dedupeKey)) continue;
         seen.add(dedupeKey);
-        this.pendingTerms.push(field, term, entryId);
-        if (this.pendingTerms.length === TERM_ROWS_PER_INSERT * 3) this.flushTerms();
+        this.pendingTerms.add(field, term, entryId);
         this.countDelta(field, term, 1);
       }
     }

@@ -109,10 +109,16 @@ process.on('message', (raw) => {
 });
 
 // The tenant going away (crash or shutdown) ends the indexer: it has no work without it.
-process.on('disconnect', () => {
+// Closing cleanly matters: an index closed cleanly is trusted after a reboot
+// instead of rebuilt (see the engine's writer-marker.ts).
+function closeAndExit(): void {
   for (const indexer of indexers.values()) indexer.close();
   process.exit(0);
-});
+}
+process.on('disconnect', closeAndExit);
+process.on('SIGTERM', closeAndExit);
+// Ctrl+C reaches the whole process group; the tenant drains first, then disconnects us.
+process.on('SIGINT', () => undefined);
 
 // A safety net for lost nudges: every database is looked at once a second.
 setInterval(() => {
