@@ -2,12 +2,20 @@
 // build and run every package's tests. Ends with one "N passed, N failed" line.
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { ensureDependencies, root, runPnpm, step, workspaceDirectories } from './lib/bootstrap.mjs';
+import {
+  ensureDependencies,
+  ensurePostgres,
+  root,
+  runPnpm,
+  step,
+  workspaceDirectories,
+} from './lib/bootstrap.mjs';
 
 const REPORT = '.vitest-report.json';
 const reports = () => workspaceDirectories().map((dir) => path.join(root, dir, REPORT));
 
 ensureDependencies();
+ensurePostgres();
 step('Lint (Biome)');
 runPnpm(['exec', 'biome', 'check', '.']);
 step('Type-check and build');

@@ -1,7 +1,15 @@
 // Shared by `npm start` and `npm test`: make a fresh machine (Node 20 and build
 // tools only) ready, installing pnpm and the locked dependencies if missing.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+} from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -65,4 +73,69 @@ export function ensureDependencies() {
     `Installing dependencies (pnpm ${pnpmVersion}, locked versions; native modules compile on first install)`,
   );
   runPnpm(['install', '--frozen-lockfile', '--prefer-offline']);
+}
+
+function isExecutable(file) {
+  try {
+    accessSync(file, constants.X_OK);
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Where initdb and postgres live (as packages/testkit's findPostgresBin looks), or null. */
+function findPostgresBin() {
+  const candidates = [];
+  if (process.env.ROOKERY_PG_BIN) candidates.push(process.env.ROOKERY_PG_BIN);
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (dir && isExecutable(path.join(dir, 'initdb'))) {
+      candidates.push(path.dirname(realpathSync(path.join(dir, 'initdb'))));
+    }
+  }
+  const debian = '/usr/lib/postgresql';
+  if (existsSync(debian)) {
+    const majors = readdirSync(debian)
+      .filter((name) => /^\d+(\.\d+)?$/.test(name))
+      .sort((a, b) => Number(b) - Number(a));
+    for (const major of majors) candidates.push(path.join(debian, major, 'bin'));
+  }
+  return (
+    candidates.find(
+      (dir) => isExecutable(path.join(dir, 'initdb')) && isExecutable(path.join(dir, 'postgres')),
+    ) ?? null
+  );
+}
+
+/**
+ * The control store's tests run against a real PostgreSQL server (started by
+ * packages/testkit). On a fresh Debian machine, as root, install Debian's
+ * package; otherwise say what to install.
+ */
+export function ensurePostgres() {
+  if (findPostgresBin()) return;
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!root || !existsSync('/usr/bin/apt-get')) {
+    process.stderr.write(
+      '\n✖ PostgreSQL is needed by the tests and is not installed. Install it with ' +
+        '`sudo apt-get install -y --no-install-recommends postgresql` (Debian/Ubuntu), ' +
+        'or set ROOKERY_PG_BIN to a directory holding initdb and postgres.\n',
+    );
+    process.exit(1);
+  }
+  step('Installing PostgreSQL (Debian package "postgresql"; the tests start their own throwaway server)');
+  const aptEnv = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  for (const args of [['update'], ['install', '-y', '--no-install-recommends', 'postgresql']]) {
+    const result = spawnSync('apt-get', args, { stdio: 'inherit', env: aptEnv });
+    if (result.status !== 0) {
+      process.stderr.write(`\n✖ apt-get ${args.join(' ')} failed (exit ${result.status ?? result.signal})\n`);
+      process.exit(result.status ?? 1);
+    }
+  }
+  if (!findPostgresBin()) {
+    process.stderr.write(
+      '\n✖ PostgreSQL was installed but initdb and postgres were not found under /usr/lib/postgresql.\n',
+    );
+    process.exit(1);
+  }
 }

@@ -1,2 +1,3 @@
 export { spawnTs, tsNodeArgs, waitForExit } from './child-process.js';
+export { findPostgresBin, type PostgresServer, startPostgres } from './postgres.js';
 export { makeTempDir } from './temp-dir.js';

@@ -1,0 +1,34 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { findPostgresBin, startPostgres } from './postgres.js';
+
+const run = promisify(execFile);
+
+describe('startPostgres', () => {
+  it('starts a real server that answers on its TCP port, and stop() removes it', async () => {
+    const server = await startPostgres();
+    let stopped = false;
+    try {
+      const psql = path.join(findPostgresBin()!, 'psql');
+      const { stdout } = await run(psql, [
+        server.connectionString,
+        '-At',
+        '-c',
+        'select current_setting($$fsync$$) || $$ $$ || current_setting($$server_version_num$$)::int / 10000',
+      ]);
+      const [fsync, major] = stdout.trim().split(' ');
+      expect(fsync).toBe('off');
+      expect(Number(major)).toBeGreaterThanOrEqual(12);
+      expect(fs.existsSync(path.join(server.socketDir, `.s.PGSQL.${server.port}`))).toBe(true);
+      await server.stop();
+      stopped = true;
+      expect(fs.existsSync(server.socketDir)).toBe(false);
+      await expect(run(psql, [server.connectionString, '-At', '-c', 'select 1'])).rejects.toThrow();
+    } finally {
+      if (!stopped) await server.stop();
+    }
+  });
+});

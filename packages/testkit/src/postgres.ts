@@ -1,0 +1,239 @@
+// A real, throwaway PostgreSQL server for tests: initdb into a temporary
+// directory, a postmaster on a free 127.0.0.1 port (and a Unix socket in that
+// directory), fsync off, everything removed by stop(). PostgreSQL refuses to
+// run as root, so as root the server runs as the `postgres` system user that
+// Debian's package creates.
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export interface PostgresServer {
+  /** postgresql://postgres@127.0.0.1:<port>/postgres (trust authentication). */
+  connectionString: string;
+  port: number;
+  /** The directory holding the Unix socket (`.s.PGSQL.<port>`). */
+  socketDir: string;
+  /** Connection string for another database on the same server. */
+  connectionStringFor(database: string): string;
+  stop(): Promise<void>;
+}
+
+const INSTALL_HINT =
+  'PostgreSQL is not installed: the PostgreSQL tests start a real server. On Debian or Ubuntu run ' +
+  '`apt-get install -y --no-install-recommends postgresql` (as root; `npm test` does this itself when ' +
+  'run as root), or point ROOKERY_PG_BIN at a directory holding initdb and postgres.';
+
+const READY_TIMEOUT_MS = 60_000;
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The directory holding initdb and postgres: ROOKERY_PG_BIN, then PATH (links
+ * followed, as Debian keeps the binaries out of PATH), then the newest
+ * /usr/lib/postgresql/<major>/bin. Null if none has both.
+ */
+export function findPostgresBin(): string | null {
+  const candidates: string[] = [];
+  if (process.env.ROOKERY_PG_BIN) candidates.push(process.env.ROOKERY_PG_BIN);
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    const initdb = path.join(dir, 'initdb');
+    if (isExecutable(initdb)) candidates.push(path.dirname(fs.realpathSync(initdb)));
+  }
+  const debian = '/usr/lib/postgresql';
+  if (fs.existsSync(debian)) {
+    const majors = fs
+      .readdirSync(debian)
+      .filter((name) => /^\d+(\.\d+)?$/.test(name))
+      .sort((a, b) => Number(b) - Number(a));
+    for (const major of majors) candidates.push(path.join(debian, major, 'bin'));
+  }
+  return (
+    candidates.find(
+      (dir) => isExecutable(path.join(dir, 'initdb')) && isExecutable(path.join(dir, 'postgres')),
+    ) ?? null
+  );
+}
+
+/** uid/gid of a system user, from /etc/passwd. */
+function systemUser(name: string): { uid: number; gid: number } | null {
+  let passwd: string;
+  try {
+    passwd = fs.readFileSync('/etc/passwd', 'utf8');
+  } catch {
+    return null;
+  }
+  for (const line of passwd.split('\n')) {
+    const [user, , uid, gid] = line.split(':');
+    if (user === name && uid !== undefined && gid !== undefined)
+      return { uid: Number(uid), gid: Number(gid) };
+  }
+  return null;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function run(
+  file: string,
+  args: string[],
+  identity: { uid: number; gid: number } | null,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env,
+      ...(identity ?? {}),
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      if (code === 0) resolve();
+      else
+        reject(new Error(`${path.basename(file)} failed (${signal ?? `exit ${code}`}):\n${output.trim()}`));
+    });
+  });
+}
+
+/** Starts a fresh PostgreSQL server; call stop() when done (it also dies with this process). */
+export async function startPostgres(): Promise<PostgresServer> {
+  const bin = findPostgresBin();
+  if (!bin) throw new Error(INSTALL_HINT);
+
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  const identity = root ? systemUser('postgres') : null;
+  if (root && !identity) {
+    throw new Error(
+      'PostgreSQL refuses to run as root and there is no `postgres` system user to run it as. ' +
+        'Installing the Debian package (`apt-get install -y --no-install-recommends postgresql`) creates it, ' +
+        'or create one with `useradd --system postgres`.',
+    );
+  }
+
+  // os.tmpdir(), not ROOKERY_TEST_TMP: the server's user must be able to reach it.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rookery-pg-'));
+  const dataDir = path.join(dir, 'data');
+  const remove = () => fs.rmSync(dir, { recursive: true, force: true });
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C', LC_ALL: 'C' };
+  if (identity) {
+    fs.chownSync(dir, identity.uid, identity.gid);
+    env.HOME = dir;
+  }
+
+  let child: ChildProcess | null = null;
+  const killOnExit = () => child?.kill('SIGKILL');
+  try {
+    await run(
+      path.join(bin, 'initdb'),
+      ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync'],
+      identity,
+      env,
+    );
+    const port = await freePort();
+    const started = spawn(
+      path.join(bin, 'postgres'),
+      [
+        '-D',
+        dataDir,
+        '-p',
+        String(port),
+        '-k',
+        dir,
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
+        '-c',
+        'max_connections=200',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'], env, ...(identity ?? {}) },
+    );
+    child = started;
+    process.once('exit', killOnExit);
+    await new Promise<void>((resolve, reject) => {
+      let log = '';
+      const timer = setTimeout(() => {
+        reject(new Error(`PostgreSQL did not become ready within ${READY_TIMEOUT_MS} ms:\n${log.trim()}`));
+      }, READY_TIMEOUT_MS);
+      const onData = (chunk: Buffer) => {
+        log += chunk.toString();
+        if (log.includes('database system is ready to accept connections')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      started.stderr?.on('data', onData);
+      started.once('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      started.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`PostgreSQL exited while starting (${signal ?? `exit ${code}`}):\n${log.trim()}`));
+      });
+    });
+    // Keep draining its log so a chatty server never blocks on a full pipe.
+    started.stderr?.resume();
+
+    const connectionStringFor = (database: string) =>
+      `postgresql://postgres@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+    let stopping: Promise<void> | null = null;
+    return {
+      connectionString: connectionStringFor('postgres'),
+      port,
+      socketDir: dir,
+      connectionStringFor,
+      stop() {
+        stopping ??= (async () => {
+          process.removeListener('exit', killOnExit);
+          if (started.exitCode === null && started.signalCode === null) {
+            const exited = new Promise<void>((resolve) => started.once('exit', () => resolve()));
+            // SIGQUIT: immediate shutdown; the data is thrown away anyway.
+            started.kill('SIGQUIT');
+            await exited;
+          }
+          remove();
+        })();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    process.removeListener('exit', killOnExit);
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child?.once('exit', () => resolve()));
+      child.kill('SIGKILL');
+      await exited;
+    }
+    remove();
+    throw error;
+  }
+}

@@ -1,0 +1,110 @@
+// The one interface to the control plane's state. The gateway, the host, the
+// control API and the CLI all talk to this, never to SQL: SQLite (embedded)
+// and PostgreSQL (at scale) sit behind it with the same behaviour, proven by
+// one contract test suite run against both.
+import type {
+  CertificateRecord,
+  DatabaseRecord,
+  Placement,
+  Principal,
+  PrincipalKind,
+  Quota,
+  RevokedCertificate,
+  Role,
+  Tenant,
+  TwoFactorSession,
+  UsageRow,
+} from './types.js';
+
+export interface CreateTenantInput {
+  id: string;
+  name: string;
+  /** Defaults to DEFAULT_QUOTA; a partial quota fills the rest from it. */
+  quota?: Partial<Quota>;
+}
+
+export interface CreatePrincipalInput {
+  /** null for an operator (role `operator`); a tenant id otherwise. */
+  tenantId: string | null;
+  kind: PrincipalKind;
+  name: string;
+  role: Role;
+}
+
+/**
+ * Failures are RookeryError values with stable codes (InvalidRequest,
+ * InvalidTenantId, InvalidDatabaseName, TenantNotFound, TenantAlreadyExists,
+ * DatabaseNotFound, DatabaseAlreadyExists, PrincipalNotFound,
+ * CertificateNotFound, CertificateAlreadyExists). Lookups by key answer null
+ * when nothing matches; changes to something missing fail with *NotFound.
+ */
+export interface ControlStore {
+  readonly dialect: 'sqlite' | 'postgres';
+
+  createTenant(input: CreateTenantInput): Promise<Tenant>;
+  getTenant(id: string): Promise<Tenant | null>;
+  /** Ordered by id. */
+  listTenants(): Promise<Tenant[]>;
+  /** Changes only the fields given; answers the tenant as it now is. */
+  updateQuota(id: string, quota: Partial<Quota>): Promise<Tenant>;
+  /**
+   * Removes the tenant with its databases, placement, principals, TOTP state
+   * and usage. Its principals' certificates are kept, marked revoked at `at`,
+   * so a certificate presented later reads as revoked (and reaches the
+   * gateway's revocation poll), not as unknown.
+   */
+  deleteTenant(id: string, at?: number): Promise<void>;
+
+  createDatabase(tenantId: string, name: string): Promise<DatabaseRecord>;
+  /** Ordered by name. */
+  listDatabases(tenantId: string): Promise<DatabaseRecord[]>;
+  /** Names compare case-insensitively, as in the engine. */
+  deleteDatabase(tenantId: string, name: string): Promise<void>;
+
+  setPlacement(tenantId: string, hostId: string): Promise<Placement>;
+  getPlacement(tenantId: string): Promise<Placement | null>;
+
+  createPrincipal(input: CreatePrincipalInput): Promise<Principal>;
+  getPrincipal(id: string): Promise<Principal | null>;
+  /** The principals of one tenant, or the operators for null; ordered by creation. */
+  listPrincipals(tenantId: string | null): Promise<Principal[]>;
+  /** Removes the principal and its TOTP state; its certificates are kept, revoked at `at`. */
+  deletePrincipal(id: string, at?: number): Promise<void>;
+
+  addCertificate(record: CertificateRecord): Promise<CertificateRecord>;
+  getCertificateByThumbprint(thumbprint: string): Promise<CertificateRecord | null>;
+  getCertificateBySerial(serial: string): Promise<CertificateRecord | null>;
+  /** Ordered by notBefore, then serial. */
+  listCertificates(principalId: string): Promise<CertificateRecord[]>;
+  /** Idempotent: true if this call revoked it, false if it already was (the first time is kept). */
+  revokeCertificate(serial: string, at: number): Promise<boolean>;
+  /** Revocations with revokedAt >= since (inclusive, so pollers may overlap), oldest first. */
+  listRevokedSince(since: number): Promise<RevokedCertificate[]>;
+
+  /** `sealed` is the secret already encrypted by the caller (see @rookery/pki sealSecret). */
+  setTotpSecret(principalId: string, sealed: string): Promise<void>;
+  getTotpSecret(principalId: string): Promise<string | null>;
+  clearTotpSecret(principalId: string): Promise<void>;
+  /**
+   * Records that the TOTP code of time step `step` was used: true exactly once
+   * per (principal, step), false on every replay, atomically across processes.
+   * Steps more than TOTP_STEPS_KEPT behind the newest claimed step are pruned
+   * and also answer false.
+   */
+  claimTotpStep(principalId: string, step: number): Promise<boolean>;
+
+  createTwoFactorSession(session: TwoFactorSession): Promise<void>;
+  /** The session with this token hash, expired or not (the caller checks expiresAt). */
+  findTwoFactorSession(tokenHash: string): Promise<TwoFactorSession | null>;
+  /** The longest-lived certificate-bound session for this thumbprint still open at `now`. */
+  findCertificateSession(thumbprint: string, now: number): Promise<TwoFactorSession | null>;
+  /** Ends every session of a principal (e.g. after its authenticator was reset). */
+  deleteTwoFactorSessions(principalId: string): Promise<void>;
+
+  /** Adds the counts to the (tenant, minute) rows, creating them as needed, in one transaction. */
+  addUsage(rows: readonly UsageRow[]): Promise<void>;
+  /** Rows with fromMinute <= minute <= toMinute, ascending. */
+  usage(tenantId: string, fromMinute: number, toMinute: number): Promise<UsageRow[]>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,750 @@
+// The ControlStore, written once with Kysely for both SQLite and PostgreSQL:
+// every query below runs unchanged on either dialect (portable SQL only:
+// INSERT … ON CONFLICT, RETURNING, INSERT … SELECT with explicit casts).
+// sqlite.ts and postgres.ts only open a connection and hand it here.
+//
+// Multi-statement writes are batches: Kysely builds and compiles the queries,
+// and the dialect's runBatch executes them in one transaction. SQLite runs a
+// batch synchronously under BEGIN IMMEDIATE, so no SQLite lock is ever held
+// across an await: two stores on one file in the same process cannot wait on
+// each other, and other processes just wait their turn (busy_timeout).
+import { randomUUID } from 'node:crypto';
+import { DatabaseNameSchema, RookeryError } from '@rookery/protocol';
+import { type CompiledQuery, type Kysely, type Selectable, sql } from 'kysely';
+import { z } from 'zod';
+import type { ControlStore, CreatePrincipalInput, CreateTenantInput } from './control-store.js';
+import type {
+  CertificatesTable,
+  ControlSchema,
+  PrincipalsTable,
+  TenantsTable,
+  TwoFactorSessionsTable,
+  UsageMinutesTable,
+} from './schema.js';
+import {
+  type CertificateRecord,
+  CertificateRecordSchema,
+  type DatabaseRecord,
+  DEFAULT_QUOTA,
+  type Placement,
+  type Principal,
+  PrincipalKindSchema,
+  type Quota,
+  QuotaSchema,
+  type RevokedCertificate,
+  RoleSchema,
+  type Tenant,
+  TenantIdSchema,
+  type TwoFactorSession,
+  TwoFactorSessionSchema,
+  type UsageRow,
+  UsageRowSchema,
+} from './types.js';
+
+/** Claimed TOTP steps kept per principal behind the newest one (30 s each: 10 minutes). */
+export const TOTP_STEPS_KEPT = 20;
+
+/** Rows per INSERT in addUsage: 6 parameters a row stays far below both dialects' limits. */
+const USAGE_CHUNK = 500;
+
+const PrincipalNameSchema = z.string().trim().min(1, 'a name cannot be empty').max(200);
+const TenantNameSchema = z.string().trim().min(1, 'a tenant name cannot be empty').max(200);
+const QuotaPatchSchema = z
+  .object({
+    requestsPerSecond: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+    storageBytes: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+  })
+  .strict();
+const Time = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+const HostIdSchema = z.string().trim().min(1, 'a host id cannot be empty').max(200);
+
+type Constraint = 'unique' | 'foreign-key' | null;
+
+/**
+ * Which constraint a driver error broke, for both drivers: better-sqlite3
+ * reports SQLITE_CONSTRAINT_* codes, node-postgres the SQLSTATE.
+ */
+function brokenConstraint(error: unknown): Constraint {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505') {
+    return 'unique';
+  }
+  if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || code === '23503') return 'foreign-key';
+  return null;
+}
+
+function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+  throw new RookeryError(
+    'InvalidRequest',
+    `The ${what} is not valid: ${where}${issue?.message ?? 'invalid'}.`,
+  );
+}
+
+function tenantId(id: string): string {
+  const result = TenantIdSchema.safeParse(id);
+  if (!result.success) {
+    throw new RookeryError(
+      'InvalidTenantId',
+      `"${id}" is not a valid tenant id: use 1-63 lower-case letters, digits or "-", starting with a letter or digit.`,
+    );
+  }
+  return result.data;
+}
+
+function databaseName(name: string): string {
+  const result = DatabaseNameSchema.safeParse(name);
+  if (!result.success) {
+    throw new RookeryError(
+      'InvalidDatabaseName',
+      `"${name}" is not a valid database name: ${result.error.issues[0]?.message ?? 'invalid'}.`,
+    );
+  }
+  return result.data;
+}
+
+const tenantNotFound = (id: string) =>
+  new RookeryError(
+    'TenantNotFound',
+    `There is no tenant "${id}"; list tenants with \`rookery tenants list\`.`,
+  );
+const principalNotFound = (id: string) =>
+  new RookeryError('PrincipalNotFound', `There is no principal "${id}" (it may have been deleted).`);
+
+/** A stored row that no longer parses is a corrupt store, not a bad request. */
+function corrupt(what: string, key: string, error: unknown): RookeryError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new RookeryError(
+    'InternalError',
+    `The control store holds an unreadable ${what} (${key}): ${reason}`,
+  );
+}
+
+function toTenant(row: Selectable<TenantsTable>): Tenant {
+  const quota = QuotaSchema.safeParse({
+    requestsPerSecond: row.requests_per_second,
+    storageBytes: row.storage_bytes,
+  });
+  if (!quota.success) throw corrupt('tenant quota', row.id, quota.error);
+  return { id: row.id, name: row.name, createdAt: row.created_at, quota: quota.data };
+}
+
+function toPrincipal(row: Selectable<PrincipalsTable>): Principal {
+  let role: unknown;
+  try {
+    role = JSON.parse(row.role);
+  } catch (error) {
+    throw corrupt('principal role', row.id, error);
+  }
+  const parsedRole = RoleSchema.safeParse(role);
+  if (!parsedRole.success) throw corrupt('principal role', row.id, parsedRole.error);
+  const kind = PrincipalKindSchema.safeParse(row.kind);
+  if (!kind.success) throw corrupt('principal kind', row.id, kind.error);
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    kind: kind.data,
+    name: row.name,
+    role: parsedRole.data,
+    createdAt: row.created_at,
+  };
+}
+
+function toCertificate(row: Selectable<CertificatesTable>): CertificateRecord {
+  return {
+    serial: row.serial,
+    thumbprint: row.thumbprint,
+    principalId: row.principal_id,
+    notBefore: row.not_before,
+    notAfter: row.not_after,
+    revokedAt: row.revoked_at,
+    pem: row.pem,
+  };
+}
+
+function toSession(row: Selectable<TwoFactorSessionsTable>): TwoFactorSession {
+  const binding = row.binding === 'browser' || row.binding === 'certificate' ? row.binding : null;
+  if (binding === null) throw corrupt('two-factor session binding', row.principal_id, row.binding);
+  return {
+    tokenHash: row.token_hash,
+    principalId: row.principal_id,
+    thumbprint: row.thumbprint,
+    binding,
+    expiresAt: row.expires_at,
+  };
+}
+
+function toUsage(row: Selectable<UsageMinutesTable>): UsageRow {
+  return {
+    tenantId: row.tenant_id,
+    minute: row.minute,
+    requests: row.requests,
+    bytesIn: row.bytes_in,
+    bytesOut: row.bytes_out,
+    workUnits: row.work_units,
+  };
+}
+
+/** A typed parameter for INSERT … SELECT, where PostgreSQL cannot infer it from the target column. */
+const text = (value: string) => sql<string>`cast(${value} as text)`;
+const bigint = (value: number) => sql<number>`cast(${value} as bigint)`;
+const nullableBigint = (value: number | null) => sql<number | null>`cast(${value} as bigint)`;
+
+/** Runs compiled writes in one transaction, in order; answers each one's affected row count. */
+export type BatchRunner = (queries: readonly CompiledQuery[]) => Promise<number[]>;
+
+export interface KyselyControlStoreOptions {
+  dialect: 'sqlite' | 'postgres';
+  /** Default: a Kysely transaction (right for PostgreSQL's pool). */
+  runBatch?: BatchRunner;
+  /** Called once by close(), after Kysely is destroyed. */
+  onClose?: () => void | Promise<void>;
+  now?: () => number;
+}
+
+export class KyselyControlStore implements ControlStore {
+  readonly dialect: 'sqlite' | 'postgres';
+  private readonly now: () => number;
+  private closed: Promise<void> | null = null;
+
+  constructor(
+    /** Exposed for tests and migrations only; everything else goes through the methods. */
+    readonly db: Kysely<ControlSchema>,
+    private readonly options: KyselyControlStoreOptions,
+  ) {
+    this.dialect = options.dialect;
+    this.now = options.now ?? Date.now;
+    this.runBatch =
+      options.runBatch ??
+      ((queries) =>
+        db.transaction().execute(async (trx) => {
+          const counts: number[] = [];
+          for (const query of queries)
+            counts.push(Number((await trx.executeQuery(query)).numAffectedRows ?? 0));
+          return counts;
+        }));
+  }
+
+  private readonly runBatch: BatchRunner;
+
+  private batch(queries: readonly { compile(): CompiledQuery }[]): Promise<number[]> {
+    return this.runBatch(queries.map((q) => q.compile()));
+  }
+
+  // ── tenants ──────────────────────────────────────────────────────────────
+
+  async createTenant(input: CreateTenantInput): Promise<Tenant> {
+    const id = tenantId(input.id);
+    const name = parse(TenantNameSchema, input.name, 'tenant name');
+    const patch = parse(QuotaPatchSchema, input.quota ?? {}, 'quota');
+    const quota: Quota = { ...DEFAULT_QUOTA, ...definedOnly(patch) };
+    const row: TenantsTable = {
+      id,
+      name,
+      created_at: this.now(),
+      requests_per_second: quota.requestsPerSecond,
+      storage_bytes: quota.storageBytes,
+    };
+    const result = await this.db
+      .insertInto('tenants')
+      .values(row)
+      .onConflict((oc) => oc.column('id').doNothing())
+      .executeTakeFirst();
+    if (Number(result.numInsertedOrUpdatedRows ?? 0) === 0) {
+      throw new RookeryError('TenantAlreadyExists', `A tenant "${id}" already exists; choose another id.`);
+    }
+    return toTenant(row);
+  }
+
+  async getTenant(id: string): Promise<Tenant | null> {
+    const row = await this.db.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toTenant(row) : null;
+  }
+
+  async listTenants(): Promise<Tenant[]> {
+    const rows = await this.db.selectFrom('tenants').selectAll().orderBy('id').execute();
+    return rows.map(toTenant);
+  }
+
+  async updateQuota(id: string, quota: Partial<Quota>): Promise<Tenant> {
+    const patch = parse(QuotaPatchSchema, quota, 'quota');
+    const set: Partial<TenantsTable> = {};
+    if (patch.requestsPerSecond !== undefined) set.requests_per_second = patch.requestsPerSecond;
+    if (patch.storageBytes !== undefined) set.storage_bytes = patch.storageBytes;
+    if (Object.keys(set).length === 0) {
+      const tenant = await this.getTenant(id);
+      if (!tenant) throw tenantNotFound(id);
+      return tenant;
+    }
+    const row = await this.db
+      .updateTable('tenants')
+      .set(set)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw tenantNotFound(id);
+    return toTenant(row);
+  }
+
+  async deleteTenant(id: string, at: number = this.now()): Promise<void> {
+    const [, , deleted] = await this.batch([
+      this.db
+        .updateTable('certificates')
+        .set({ revoked_at: at })
+        .where('revoked_at', 'is', null)
+        .where(
+          'principal_id',
+          'in',
+          this.db.selectFrom('principals').select('id').where('tenant_id', '=', id),
+        ),
+      this.db.deleteFrom('usage_minutes').where('tenant_id', '=', id),
+      // Databases, placement, principals and their TOTP state go by ON DELETE CASCADE.
+      this.db.deleteFrom('tenants').where('id', '=', id),
+    ]);
+    if (deleted === 0) throw tenantNotFound(id);
+  }
+
+  // ── databases and placements ─────────────────────────────────────────────
+
+  async createDatabase(tenant: string, name: string): Promise<DatabaseRecord> {
+    const valid = databaseName(name);
+    const row = { tenant_id: tenant, name_key: valid.toLowerCase(), name: valid, created_at: this.now() };
+    try {
+      await this.db.insertInto('databases').values(row).execute();
+    } catch (error) {
+      const broken = brokenConstraint(error);
+      if (broken === 'foreign-key') throw tenantNotFound(tenant);
+      if (broken === 'unique') {
+        throw new RookeryError(
+          'DatabaseAlreadyExists',
+          `Tenant "${tenant}" already has a database named "${valid}" (names ignore case).`,
+        );
+      }
+      throw error;
+    }
+    return { tenantId: tenant, name: valid, createdAt: row.created_at };
+  }
+
+  async listDatabases(tenant: string): Promise<DatabaseRecord[]> {
+    const rows = await this.db
+      .selectFrom('databases')
+      .select(['tenant_id', 'name', 'created_at'])
+      .where('tenant_id', '=', tenant)
+      .orderBy('name_key')
+      .execute();
+    return rows.map((r) => ({ tenantId: r.tenant_id, name: r.name, createdAt: r.created_at }));
+  }
+
+  async deleteDatabase(tenant: string, name: string): Promise<void> {
+    const deleted = await this.db
+      .deleteFrom('databases')
+      .where('tenant_id', '=', tenant)
+      .where('name_key', '=', name.toLowerCase())
+      .executeTakeFirst();
+    if (Number(deleted.numDeletedRows) === 0) {
+      throw new RookeryError('DatabaseNotFound', `Tenant "${tenant}" has no database named "${name}".`);
+    }
+  }
+
+  async setPlacement(tenant: string, hostId: string): Promise<Placement> {
+    const host = parse(HostIdSchema, hostId, 'host id');
+    const row = { tenant_id: tenant, host_id: host, updated_at: this.now() };
+    try {
+      await this.db
+        .insertInto('placements')
+        .values(row)
+        .onConflict((oc) =>
+          oc.column('tenant_id').doUpdateSet({ host_id: row.host_id, updated_at: row.updated_at }),
+        )
+        .execute();
+    } catch (error) {
+      if (brokenConstraint(error) === 'foreign-key') throw tenantNotFound(tenant);
+      throw error;
+    }
+    return { tenantId: tenant, hostId: host, updatedAt: row.updated_at };
+  }
+
+  async getPlacement(tenant: string): Promise<Placement | null> {
+    const row = await this.db
+      .selectFrom('placements')
+      .selectAll()
+      .where('tenant_id', '=', tenant)
+      .executeTakeFirst();
+    return row ? { tenantId: row.tenant_id, hostId: row.host_id, updatedAt: row.updated_at } : null;
+  }
+
+  // ── principals ───────────────────────────────────────────────────────────
+
+  async createPrincipal(input: CreatePrincipalInput): Promise<Principal> {
+    const role = parse(RoleSchema, input.role, 'role');
+    const kind = parse(PrincipalKindSchema, input.kind, 'principal kind');
+    const name = parse(PrincipalNameSchema, input.name, 'principal name');
+    if (input.tenantId === null && role.kind !== 'operator') {
+      throw new RookeryError(
+        'InvalidRequest',
+        'A principal without a tenant is an operator: give it the role "operator", or name its tenant.',
+      );
+    }
+    if (input.tenantId !== null && role.kind === 'operator') {
+      throw new RookeryError(
+        'InvalidRequest',
+        'Operators belong to no tenant: create the operator with tenantId null, or give this principal a tenant role.',
+      );
+    }
+    const principal: Principal = {
+      id: randomUUID(),
+      tenantId: input.tenantId,
+      kind,
+      name,
+      role,
+      createdAt: this.now(),
+    };
+    try {
+      await this.db
+        .insertInto('principals')
+        .values({
+          id: principal.id,
+          tenant_id: principal.tenantId,
+          kind: principal.kind,
+          name: principal.name,
+          role: JSON.stringify(principal.role),
+          created_at: principal.createdAt,
+        })
+        .execute();
+    } catch (error) {
+      if (brokenConstraint(error) === 'foreign-key') throw tenantNotFound(String(input.tenantId));
+      throw error;
+    }
+    return principal;
+  }
+
+  async getPrincipal(id: string): Promise<Principal | null> {
+    const row = await this.db.selectFrom('principals').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toPrincipal(row) : null;
+  }
+
+  async listPrincipals(tenant: string | null): Promise<Principal[]> {
+    const rows = await this.db
+      .selectFrom('principals')
+      .selectAll()
+      .where((eb) => (tenant === null ? eb('tenant_id', 'is', null) : eb('tenant_id', '=', tenant)))
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(toPrincipal);
+  }
+
+  async deletePrincipal(id: string, at: number = this.now()): Promise<void> {
+    const [, deleted] = await this.batch([
+      this.db
+        .updateTable('certificates')
+        .set({ revoked_at: at })
+        .where('principal_id', '=', id)
+        .where('revoked_at', 'is', null),
+      this.db.deleteFrom('principals').where('id', '=', id),
+    ]);
+    if (deleted === 0) throw principalNotFound(id);
+  }
+
+  // ── certificates ─────────────────────────────────────────────────────────
+
+  async addCertificate(record: CertificateRecord): Promise<CertificateRecord> {
+    const r = parse(CertificateRecordSchema, record, 'certificate record');
+    let inserted: bigint | number;
+    try {
+      // INSERT … SELECT FROM principals: the certificate goes in only if its
+      // principal exists at that instant (no foreign key: see schema.ts).
+      const result = await this.db
+        .insertInto('certificates')
+        .columns(['serial', 'thumbprint', 'principal_id', 'not_before', 'not_after', 'revoked_at', 'pem'])
+        .expression(
+          this.db
+            .selectFrom('principals')
+            .select([
+              text(r.serial).as('serial'),
+              text(r.thumbprint).as('thumbprint'),
+              'principals.id',
+              bigint(r.notBefore).as('not_before'),
+              bigint(r.notAfter).as('not_after'),
+              nullableBigint(r.revokedAt).as('revoked_at'),
+              text(r.pem).as('pem'),
+            ])
+            .where('principals.id', '=', r.principalId),
+        )
+        .executeTakeFirst();
+      inserted = result.numInsertedOrUpdatedRows ?? 0;
+    } catch (error) {
+      if (brokenConstraint(error) === 'unique') {
+        throw new RookeryError(
+          'CertificateAlreadyExists',
+          `A certificate with serial ${r.serial} or thumbprint ${r.thumbprint} is already registered.`,
+        );
+      }
+      throw error;
+    }
+    if (Number(inserted) === 0) throw principalNotFound(r.principalId);
+    return r;
+  }
+
+  async getCertificateByThumbprint(thumbprint: string): Promise<CertificateRecord | null> {
+    const row = await this.db
+      .selectFrom('certificates')
+      .selectAll()
+      .where('thumbprint', '=', thumbprint.toLowerCase())
+      .executeTakeFirst();
+    return row ? toCertificate(row) : null;
+  }
+
+  async getCertificateBySerial(serial: string): Promise<CertificateRecord | null> {
+    const row = await this.db
+      .selectFrom('certificates')
+      .selectAll()
+      .where('serial', '=', serial.toLowerCase())
+      .executeTakeFirst();
+    return row ? toCertificate(row) : null;
+  }
+
+  async listCertificates(principalId: string): Promise<CertificateRecord[]> {
+    const rows = await this.db
+      .selectFrom('certificates')
+      .selectAll()
+      .where('principal_id', '=', principalId)
+      .orderBy('not_before')
+      .orderBy('serial')
+      .execute();
+    return rows.map(toCertificate);
+  }
+
+  async revokeCertificate(serial: string, at: number): Promise<boolean> {
+    const when = parse(Time, at, 'revocation time');
+    const key = serial.toLowerCase();
+    const updated = await this.db
+      .updateTable('certificates')
+      .set({ revoked_at: when })
+      .where('serial', '=', key)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) > 0) return true;
+    if (await this.getCertificateBySerial(key)) return false;
+    throw new RookeryError('CertificateNotFound', `There is no certificate with serial ${key}.`);
+  }
+
+  async listRevokedSince(since: number): Promise<RevokedCertificate[]> {
+    const rows = await this.db
+      .selectFrom('certificates')
+      .select(['serial', 'thumbprint', 'revoked_at'])
+      .where('revoked_at', '>=', since)
+      .orderBy('revoked_at')
+      .orderBy('serial')
+      .execute();
+    return rows.map((r) => ({ serial: r.serial, thumbprint: r.thumbprint, revokedAt: r.revoked_at ?? 0 }));
+  }
+
+  // ── TOTP ─────────────────────────────────────────────────────────────────
+
+  async setTotpSecret(principalId: string, sealed: string): Promise<void> {
+    const secret = parse(z.string().min(1), sealed, 'sealed TOTP secret');
+    const row = { principal_id: principalId, sealed: secret, updated_at: this.now() };
+    try {
+      await this.db
+        .insertInto('totp_secrets')
+        .values(row)
+        .onConflict((oc) =>
+          oc.column('principal_id').doUpdateSet({ sealed: row.sealed, updated_at: row.updated_at }),
+        )
+        .execute();
+    } catch (error) {
+      if (brokenConstraint(error) === 'foreign-key') throw principalNotFound(principalId);
+      throw error;
+    }
+  }
+
+  async getTotpSecret(principalId: string): Promise<string | null> {
+    const row = await this.db
+      .selectFrom('totp_secrets')
+      .select('sealed')
+      .where('principal_id', '=', principalId)
+      .executeTakeFirst();
+    return row?.sealed ?? null;
+  }
+
+  async clearTotpSecret(principalId: string): Promise<void> {
+    const deleted = await this.db
+      .deleteFrom('totp_secrets')
+      .where('principal_id', '=', principalId)
+      .executeTakeFirst();
+    if (Number(deleted.numDeletedRows) === 0 && !(await this.getPrincipal(principalId))) {
+      throw principalNotFound(principalId);
+    }
+  }
+
+  async claimTotpStep(principalId: string, step: number): Promise<boolean> {
+    const s = parse(Time, step, 'TOTP time step');
+    let inserted: bigint | number;
+    try {
+      // One statement: insert unless this step was claimed (the primary key
+      // makes concurrent claims race to exactly one winner) or is older than
+      // the steps still kept.
+      const result = await this.db
+        .insertInto('totp_steps')
+        .columns(['principal_id', 'step', 'claimed_at'])
+        .expression(
+          this.db
+            .selectNoFrom([
+              text(principalId).as('principal_id'),
+              bigint(s).as('step'),
+              bigint(this.now()).as('claimed_at'),
+            ])
+            .where(({ not, exists, selectFrom }) =>
+              not(
+                exists(
+                  selectFrom('totp_steps')
+                    .select('step')
+                    .where('principal_id', '=', principalId)
+                    .where('step', '>=', s + TOTP_STEPS_KEPT),
+                ),
+              ),
+            ),
+        )
+        .onConflict((oc) => oc.columns(['principal_id', 'step']).doNothing())
+        .executeTakeFirst();
+      inserted = result.numInsertedOrUpdatedRows ?? 0;
+    } catch (error) {
+      if (brokenConstraint(error) === 'foreign-key') throw principalNotFound(principalId);
+      throw error;
+    }
+    if (Number(inserted) === 0) return false;
+    await this.db
+      .deleteFrom('totp_steps')
+      .where('principal_id', '=', principalId)
+      .where('step', '<', s - TOTP_STEPS_KEPT)
+      .execute();
+    return true;
+  }
+
+  // ── two-factor sessions ──────────────────────────────────────────────────
+
+  async createTwoFactorSession(session: TwoFactorSession): Promise<void> {
+    const s = parse(TwoFactorSessionSchema, session, 'two-factor session');
+    try {
+      await this.db
+        .insertInto('two_factor_sessions')
+        .values({
+          token_hash: s.tokenHash,
+          principal_id: s.principalId,
+          thumbprint: s.thumbprint,
+          binding: s.binding,
+          expires_at: s.expiresAt,
+        })
+        .execute();
+    } catch (error) {
+      const broken = brokenConstraint(error);
+      if (broken === 'foreign-key') throw principalNotFound(s.principalId);
+      if (broken === 'unique')
+        throw new RookeryError('InvalidRequest', 'That session token is already in use.');
+      throw error;
+    }
+    // Sessions that ended are of no use to anyone: drop them while we are here.
+    await this.db.deleteFrom('two_factor_sessions').where('expires_at', '<=', this.now()).execute();
+  }
+
+  async findTwoFactorSession(tokenHash: string): Promise<TwoFactorSession | null> {
+    const row = await this.db
+      .selectFrom('two_factor_sessions')
+      .selectAll()
+      .where('token_hash', '=', tokenHash)
+      .executeTakeFirst();
+    return row ? toSession(row) : null;
+  }
+
+  async findCertificateSession(thumbprint: string, now: number): Promise<TwoFactorSession | null> {
+    const row = await this.db
+      .selectFrom('two_factor_sessions')
+      .selectAll()
+      .where('thumbprint', '=', thumbprint)
+      .where('binding', '=', 'certificate')
+      .where('expires_at', '>', now)
+      .orderBy('expires_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? toSession(row) : null;
+  }
+
+  async deleteTwoFactorSessions(principalId: string): Promise<void> {
+    await this.db.deleteFrom('two_factor_sessions').where('principal_id', '=', principalId).execute();
+  }
+
+  // ── usage ────────────────────────────────────────────────────────────────
+
+  async addUsage(rows: readonly UsageRow[]): Promise<void> {
+    // Sum repeats of a (tenant, minute) first: one INSERT … ON CONFLICT may
+    // not touch the same row twice (PostgreSQL refuses it).
+    const merged = new Map<string, UsageMinutesTable>();
+    for (const input of rows) {
+      const r = parse(UsageRowSchema, input, 'usage row');
+      const key = `${r.tenantId}\u0000${r.minute}`;
+      const row = merged.get(key);
+      if (row) {
+        row.requests += r.requests;
+        row.bytes_in += r.bytesIn;
+        row.bytes_out += r.bytesOut;
+        row.work_units += r.workUnits;
+      } else {
+        merged.set(key, {
+          tenant_id: r.tenantId,
+          minute: r.minute,
+          requests: r.requests,
+          bytes_in: r.bytesIn,
+          bytes_out: r.bytesOut,
+          work_units: r.workUnits,
+        });
+      }
+    }
+    if (merged.size === 0) return;
+    const all = [...merged.values()];
+    const inserts = [];
+    for (let i = 0; i < all.length; i += USAGE_CHUNK) {
+      inserts.push(
+        this.db
+          .insertInto('usage_minutes')
+          .values(all.slice(i, i + USAGE_CHUNK))
+          .onConflict((oc) =>
+            oc.columns(['tenant_id', 'minute']).doUpdateSet((eb) => ({
+              requests: eb('usage_minutes.requests', '+', eb.ref('excluded.requests')),
+              bytes_in: eb('usage_minutes.bytes_in', '+', eb.ref('excluded.bytes_in')),
+              bytes_out: eb('usage_minutes.bytes_out', '+', eb.ref('excluded.bytes_out')),
+              work_units: eb('usage_minutes.work_units', '+', eb.ref('excluded.work_units')),
+            })),
+          ),
+      );
+    }
+    await this.batch(inserts);
+  }
+
+  async usage(tenant: string, fromMinute: number, toMinute: number): Promise<UsageRow[]> {
+    const rows = await this.db
+      .selectFrom('usage_minutes')
+      .selectAll()
+      .where('tenant_id', '=', tenant)
+      .where('minute', '>=', fromMinute)
+      .where('minute', '<=', toMinute)
+      .orderBy('minute')
+      .execute();
+    return rows.map(toUsage);
+  }
+
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      await this.db.destroy();
+      await this.options.onClose?.();
+    })();
+    return this.closed;
+  }
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

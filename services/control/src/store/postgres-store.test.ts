@@ -1,0 +1,73 @@
+import { type PostgresServer, startPostgres } from '@rookery/testkit';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from './migrations.js';
+import { openPostgresControlStore } from './postgres.js';
+import { controlStoreContract } from './store.contract.js';
+
+let server: PostgresServer;
+let admin: pg.Client;
+let databases = 0;
+
+beforeAll(async () => {
+  server = await startPostgres();
+  admin = new pg.Client({ connectionString: server.connectionString });
+  await admin.connect();
+});
+
+afterAll(async () => {
+  await admin?.end();
+  await server?.stop();
+});
+
+/** A database nobody has used: every test starts from an empty, unmigrated schema. */
+async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  databases += 1;
+  const name = `control_${process.pid}_${databases}`;
+  await admin.query(`create database ${name}`);
+  return {
+    url: server.connectionStringFor(name),
+    drop: async () => {
+      await admin.query(`drop database ${name} with (force)`);
+    },
+  };
+}
+
+describe('PostgreSQL control store: the contract', () => {
+  controlStoreContract(async () => {
+    const { url, drop } = await freshDatabase();
+    return {
+      store: await openPostgresControlStore(url),
+      openAnother: () => openPostgresControlStore(url),
+      cleanup: drop,
+    };
+  });
+});
+
+describe('PostgreSQL control store: the server', () => {
+  it('migrates a new database from several stores at once, exactly once', async () => {
+    const { url, drop } = await freshDatabase();
+    try {
+      const stores = await Promise.all(Array.from({ length: 5 }, () => openPostgresControlStore(url)));
+      await stores[0]!.createTenant({ id: 'acme', name: 'Acme' });
+      for (const store of stores) expect((await store.listTenants()).map((t) => t.id)).toEqual(['acme']);
+      const direct = new pg.Client({ connectionString: url });
+      await direct.connect();
+      const applied = await direct.query('select name from control_migrations order by name');
+      await direct.end();
+      expect(applied.rows.map((r) => r.name)).toEqual(Object.keys(MIGRATIONS).sort());
+      await Promise.all(stores.map((s) => s.close()));
+    } finally {
+      await drop();
+    }
+  });
+
+  it('says which server it could not reach, without the password', async () => {
+    const url = server.connectionStringFor('no_such_database');
+    await expect(openPostgresControlStore(url)).rejects.toThrow(
+      /Cannot reach the PostgreSQL control store at 127\.0\.0\.1:\d+\/no_such_database: .*does not exist/,
+    );
+    const secret = url.replace('postgres@', 'postgres:hunter2@');
+    await expect(openPostgresControlStore(secret)).rejects.not.toThrow(/hunter2/);
+  });
+});

@@ -1,0 +1,87 @@
+// The tables as Kysely sees them (migrations.ts creates them). Column types
+// are the portable subset: text, bigint (INTEGER affinity in SQLite), JSON
+// kept as text; both drivers hand bigints back as JS numbers.
+
+export interface TenantsTable {
+  id: string;
+  name: string;
+  created_at: number;
+  requests_per_second: number;
+  storage_bytes: number;
+}
+
+export interface DatabasesTable {
+  tenant_id: string;
+  /** Lower-cased name: database names compare case-insensitively. */
+  name_key: string;
+  name: string;
+  created_at: number;
+}
+
+export interface PlacementsTable {
+  tenant_id: string;
+  host_id: string;
+  updated_at: number;
+}
+
+export interface PrincipalsTable {
+  id: string;
+  tenant_id: string | null;
+  kind: string;
+  name: string;
+  /** JSON of a Role, parsed with RoleSchema on the way out. */
+  role: string;
+  created_at: number;
+}
+
+export interface CertificatesTable {
+  serial: string;
+  thumbprint: string;
+  /** No foreign key: a deleted principal's certificates stay, revoked. */
+  principal_id: string;
+  not_before: number;
+  not_after: number;
+  revoked_at: number | null;
+  pem: string;
+}
+
+export interface TotpSecretsTable {
+  principal_id: string;
+  sealed: string;
+  updated_at: number;
+}
+
+export interface TotpStepsTable {
+  principal_id: string;
+  step: number;
+  claimed_at: number;
+}
+
+export interface TwoFactorSessionsTable {
+  token_hash: string;
+  principal_id: string;
+  thumbprint: string;
+  binding: string;
+  expires_at: number;
+}
+
+export interface UsageMinutesTable {
+  tenant_id: string;
+  minute: number;
+  requests: number;
+  bytes_in: number;
+  bytes_out: number;
+  work_units: number;
+}
+
+export interface ControlSchema {
+  tenants: TenantsTable;
+  databases: DatabasesTable;
+  placements: PlacementsTable;
+  principals: PrincipalsTable;
+  certificates: CertificatesTable;
+  totp_secrets: TotpSecretsTable;
+  totp_steps: TotpStepsTable;
+  two_factor_sessions: TwoFactorSessionsTable;
+  usage_minutes: UsageMinutesTable;
+}
