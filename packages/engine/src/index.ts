@@ -23,5 +23,6 @@ export {
   type QueryOptions,
   QueryRunner,
 } from './query/query-runner.js';
+export { readDatabaseStatsWithoutOpening } from './stats-reader.js';
 export type { SynchronousMode } from './storage/schema.js';
 export type { DocumentChange } from './write-transaction.js';

@@ -10,6 +10,15 @@ export const TenantConfigSchema = z.object({
   host: z.string().min(1).default('127.0.0.1'),
   /** 0 picks a free port (tests). */
   port: z.coerce.number().int().min(0).max(65535).default(8080),
+  /**
+   * A Unix socket to listen on instead of host:port: how the host runs one container per tenant
+   * (`<ROOKERY_DATA>/tenants/<id>/tenant.sock`) and the gateway reaches it. At most 107 bytes (the OS limit).
+   */
+  socketPath: z
+    .string()
+    .min(1)
+    .refine((p) => Buffer.byteLength(p) <= 107, 'a Unix socket path is at most 107 bytes long')
+    .optional(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Largest JSON request body (documents, batches), in bytes. Bigger ones get 413. */
   maxBodyBytes: z.coerce
@@ -34,6 +43,7 @@ const ENV_NAMES: Record<keyof TenantConfig, string> = {
   dataDir: 'ROOKERY_DATA',
   host: 'ROOKERY_HOST',
   port: 'ROOKERY_PORT',
+  socketPath: 'ROOKERY_SOCKET',
   logLevel: 'ROOKERY_LOG_LEVEL',
   maxBodyBytes: 'ROOKERY_MAX_BODY_BYTES',
   maxDocumentBytes: 'ROOKERY_MAX_DOCUMENT_BYTES',

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { DatabaseCatalog } from '@rookery/engine';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { TenantConfig } from './config.js';
@@ -16,11 +17,55 @@ import { statsRoutes } from './routes/stats.js';
 export interface TenantServer {
   app: FastifyInstance;
   catalog: DatabaseCatalog;
+  /** When the last request ended (or the server was built) and how many are being answered now. */
+  activity(): TenantActivity;
   /** Stops taking requests, commits what is queued and closes every database. */
   close(): Promise<void>;
+  /** Every route served (the gateway's isolation tests walk them all). */
+  routes: readonly { method: string; url: string }[];
+}
+
+export interface TenantActivity {
+  /** Epoch ms of the last request's start or end (the server's creation before any request). */
+  lastRequestAt: number;
+  inFlight: number;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The response header carrying the work a request did, which the gateway meters. */
+export const WORK_UNITS_HEADER = 'x-rookery-work-units';
+/** Bytes per work unit, read or written. */
+export const WORK_UNIT_BYTES = 4096;
+
+/**
+ * The work a request did, in units the gateway meters (`x-rookery-work-units`):
+ * 1 for the request itself, plus 1 per started 4 KiB of request body read and
+ * 1 per started 4 KiB of response body written. Documents are counted through
+ * their bytes (a document read or written is read or written as JSON text), so
+ * a unit means the same on every route. Queries that scan more than they return
+ * are not charged for the scan yet.
+ */
+export function workUnits(bytesIn: number, bytesOut: number): number {
+  return 1 + Math.ceil(bytesIn / WORK_UNIT_BYTES) + Math.ceil(bytesOut / WORK_UNIT_BYTES);
+}
+
+/** Socket bytes read before each request's body: the fallback size of a body sent without Content-Length. */
+const bytesReadAtStart = new WeakMap<IncomingMessage, number>();
+
+/** The request body's size: Content-Length when given, else what the socket delivered since the request began. */
+function bytesIn(request: IncomingMessage): number {
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared >= 0) return declared;
+  const start = bytesReadAtStart.get(request);
+  return start === undefined ? 0 : Math.max(0, request.socket.bytesRead - start);
+}
+
+function payloadBytes(payload: unknown): number {
+  if (typeof payload === 'string') return Buffer.byteLength(payload);
+  if (payload instanceof Uint8Array) return payload.byteLength;
+  return 0; // a stream: its length is not known when the headers leave
+}
 
 /** Builds the tenant's HTTP API (not yet listening). */
 export function buildTenantServer(config: TenantConfig): TenantServer {
@@ -43,19 +88,52 @@ export function buildTenantServer(config: TenantConfig): TenantServer {
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
   });
-  const indexing = new TenantIndexing(catalog, app.log);
-  const context: RouteContext = { catalog, indexing, config };
+  // The indexer process is forked on the first request that names a database, not at start: a cold start
+  // (and a tenant that only lists its databases) does not pay for booting it.
+  let indexing: TenantIndexing | null = null;
+  const indexingOf = () => {
+    indexing ??= new TenantIndexing(catalog, app.log);
+    return indexing;
+  };
+  const context: RouteContext = {
+    catalog,
+    config,
+    get indexing() {
+      return indexingOf();
+    },
+  };
+  // Activity, counted on the raw server so that hijacked (streamed) answers count too: the host stops a tenant
+  // that stayed idle, and a request being answered is never idle.
+  const activity: TenantActivity = { lastRequestAt: Date.now(), inFlight: 0 };
+  app.server.on('request', (request, response) => {
+    bytesReadAtStart.set(request, request.socket.bytesRead);
+    activity.inFlight++;
+    activity.lastRequestAt = Date.now();
+    response.once('close', () => {
+      activity.inFlight--;
+      activity.lastRequestAt = Date.now();
+    });
+  });
   // Only JSON (and NDJSON for bulk insert) is accepted: text bodies get a clear 415 instead of a confusing 400.
   app.removeContentTypeParser('text/plain');
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
+    // A floor for answers that bypass onSend (bulk insert streams its own answer, and its headers leave with
+    // the first progress line): the request side as declared. onSend replaces it with the full figure.
+    reply.raw.setHeader(WORK_UNITS_HEADER, workUnits(bytesIn(request.raw), 0));
     const db = (request.params as { db?: string } | undefined)?.db;
     if (db !== undefined) {
       request.log = request.log.child({ db });
       // Writes must reach the indexer even before the first query: start the database's indexing on first
       // contact (a database that does not exist is the route's 404 to report, not this hook's).
-      indexing.forDatabase(db).catch(() => {});
+      indexingOf()
+        .forDatabase(db)
+        .catch(() => {});
     }
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header(WORK_UNITS_HEADER, workUnits(bytesIn(request.raw), payloadBytes(payload)));
+    return payload;
   });
   app.addHook('onResponse', async (request, reply) => {
     const line = {
@@ -79,6 +157,10 @@ export function buildTenantServer(config: TenantConfig): TenantServer {
   });
   app.setNotFoundHandler(notFoundHandler);
 
+  const routes: { method: string; url: string }[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+  });
   app.get('/health', async () => ({ status: 'ok' }));
   databaseRoutes(app, context);
   documentRoutes(app, context);
@@ -91,9 +173,11 @@ export function buildTenantServer(config: TenantConfig): TenantServer {
   return {
     app,
     catalog,
+    activity: () => ({ ...activity }),
+    routes,
     async close() {
       await app.close();
-      await indexing.close();
+      await indexing?.close();
       await catalog.closeAll();
     },
   };

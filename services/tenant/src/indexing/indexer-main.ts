@@ -19,7 +19,9 @@ const POLL_MS = 1_000;
 const BACKOFF_MS = 1_000;
 
 function send(message: FromIndexer): void {
-  process.send?.(message);
+  // The tenant may already be gone (killed before we said ready); 'disconnect' then ends us.
+  if (!process.connected) return;
+  process.send?.(message, undefined, undefined, () => undefined);
 }
 
 function schedule(db: string): void {
