@@ -1,0 +1,94 @@
+// The host's configuration: one zod-validated object read from ROOKERY_* environment variables, with
+// defaults that run on one machine. The supervisor takes the same object (plus test hooks) as options.
+import path from 'node:path';
+import { z } from 'zod';
+
+const LogLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+const ms = (min: number) => z.coerce.number().int().min(min);
+
+export const HostConfigSchema = z.object({
+  /** Root of the embedded deployment; tenant `<id>` lives in `<dataDir>/tenants/<id>/`. */
+  dataDir: z.string().min(1).default(path.resolve('.rookery/data')),
+  /** The internal API listens on this address only: it is for the gateway and operators on this machine. */
+  host: z.string().min(1).default('127.0.0.1'),
+  port: z.coerce.number().int().min(0).max(65535).default(8081),
+  /** Shared with the gateway: requests without `x-rookery-internal-token: <token>` get 401. */
+  internalToken: z.string().min(16, 'the internal token must be at least 16 characters'),
+  logLevel: LogLevelSchema.default('info'),
+  /** Log level of the tenant processes. */
+  tenantLogLevel: LogLevelSchema.default('warn'),
+  /** A wake that waits longer than this answers 503 `TenantStarting` (Retry-After); the start goes on. */
+  startDeadlineMs: ms(1).default(2_000),
+  /** A tenant process not ready after this long is killed and its start fails (`TenantUnavailable`). */
+  startTimeoutMs: ms(100).default(60_000),
+  /** A running tenant with no request in flight for this long is stopped (0 = never). */
+  idleStopMs: z.coerce
+    .number()
+    .int()
+    .refine((v) => v === 0 || v >= 500, 'idle stop is 0 (never) or at least 500 ms')
+    .default(15 * 60_000),
+  /** After SIGTERM, a tenant that has not exited within this is killed (single stops; shutdown has its own). */
+  stopTimeoutMs: ms(100).default(15_000),
+  /** Whole-host graceful shutdown: SIGTERM every tenant at once, SIGKILL what is left after this. */
+  shutdownDeadlineMs: ms(100).default(12_000),
+  /** Crash restarts: first delay, doubled per crash within a minute, capped. */
+  restartBackoffMs: ms(0).default(250),
+  restartBackoffMaxMs: ms(0).default(10_000),
+  /** More crashes (or failed starts) than this within a minute: no more automatic restarts for that minute. */
+  maxRestartsPerMinute: z.coerce.number().int().min(0).default(5),
+  /** Pre-started processes that have loaded the tenant code and wait to be given a tenant (0 = none). */
+  spareProcesses: z.coerce.number().int().min(0).max(64).default(1),
+  /** V8 heap limit of each tenant process (and its indexer), in MiB. */
+  tenantHeapMb: z.coerce.number().int().min(16).default(512),
+  /** cgroup v2 memory.max per tenant, in MiB (0 = no limit). */
+  tenantMemoryMb: z.coerce.number().int().min(0).default(1024),
+  /** cgroup v2 cpu.max per tenant, in CPUs (1.5 = one and a half cores; 0 = no limit). */
+  tenantCpus: z.coerce.number().min(0).default(1),
+  /** Where the per-tenant cgroups are created (`<root>/rookery/<tenant>`). */
+  cgroupRoot: z.string().min(1).default('/sys/fs/cgroup'),
+  /** The tenant entry point (`.js`, or `.ts` run through tsx); default: services/tenant's dist when built. */
+  tenantEntry: z.string().min(1).optional(),
+});
+export type HostConfig = z.infer<typeof HostConfigSchema>;
+
+const ENV_NAMES: Record<keyof HostConfig, string> = {
+  dataDir: 'ROOKERY_DATA',
+  host: 'ROOKERY_HOST_ADDRESS',
+  port: 'ROOKERY_HOST_PORT',
+  internalToken: 'ROOKERY_INTERNAL_TOKEN',
+  logLevel: 'ROOKERY_LOG_LEVEL',
+  tenantLogLevel: 'ROOKERY_TENANT_LOG_LEVEL',
+  startDeadlineMs: 'ROOKERY_START_DEADLINE_MS',
+  startTimeoutMs: 'ROOKERY_START_TIMEOUT_MS',
+  idleStopMs: 'ROOKERY_IDLE_STOP_MS',
+  stopTimeoutMs: 'ROOKERY_STOP_TIMEOUT_MS',
+  shutdownDeadlineMs: 'ROOKERY_SHUTDOWN_DEADLINE_MS',
+  restartBackoffMs: 'ROOKERY_RESTART_BACKOFF_MS',
+  restartBackoffMaxMs: 'ROOKERY_RESTART_BACKOFF_MAX_MS',
+  maxRestartsPerMinute: 'ROOKERY_MAX_RESTARTS_PER_MINUTE',
+  spareProcesses: 'ROOKERY_SPARE_PROCESSES',
+  tenantHeapMb: 'ROOKERY_TENANT_HEAP_MB',
+  tenantMemoryMb: 'ROOKERY_TENANT_MEMORY_MB',
+  tenantCpus: 'ROOKERY_TENANT_CPUS',
+  cgroupRoot: 'ROOKERY_CGROUP_ROOT',
+  tenantEntry: 'ROOKERY_TENANT_ENTRY',
+};
+
+/** Reads the configuration; a bad value stops start-up with a message naming the variable. */
+export function loadHostConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: Partial<HostConfig> = {},
+): HostConfig {
+  const raw: Record<string, unknown> = {};
+  for (const [key, name] of Object.entries(ENV_NAMES))
+    if (env[name] !== undefined && env[name] !== '') raw[key] = env[name];
+  const parsed = HostConfigSchema.safeParse({ ...raw, ...overrides });
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => {
+      const key = String(i.path[0]) as keyof HostConfig;
+      return `${ENV_NAMES[key] ?? key}: ${i.message}`;
+    });
+    throw new Error(`Invalid host configuration: ${problems.join('; ')}`);
+  }
+  return parsed.data;
+}

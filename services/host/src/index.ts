@@ -1,0 +1,19 @@
+// @rookery/host: the tenant supervisor and its internal HTTP API.
+export { type HostConfig, HostConfigSchema, loadHostConfig } from './config.js';
+export { buildHostServer, type HostServerOptions, INTERNAL_TOKEN_HEADER } from './server.js';
+export {
+  type SupervisorConfig,
+  type SupervisorOptions,
+  TENANT_ID,
+  type TenantInfo,
+  type TenantState,
+  type TenantStats,
+  TenantSupervisor,
+  type WakeResult,
+} from './supervisor.js';
+export {
+  commandFor,
+  defaultTenantCommand,
+  sourceTenantCommand,
+  type TenantCommand,
+} from './tenant-command.js';

@@ -1,0 +1,54 @@
+// Prometheus metrics of one host: how many tenants run, how often and how fast they start, how often they
+// crash or are stopped for idleness. No per-tenant labels: a host runs thousands of tenants.
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export class HostMetrics {
+  readonly registry = new Registry();
+  readonly running: Gauge;
+  readonly starts = new Counter({
+    name: 'rookery_host_tenant_starts_total',
+    help: 'Tenant processes started (from a spare or a fresh process), including restarts after a crash.',
+    labelNames: ['from'] as const,
+    registers: [this.registry],
+  });
+  readonly startFailures = new Counter({
+    name: 'rookery_host_tenant_start_failures_total',
+    help: 'Tenant starts that failed (the process exited or timed out before it was ready).',
+    registers: [this.registry],
+  });
+  readonly startDuration = new Histogram({
+    name: 'rookery_host_tenant_start_duration_seconds',
+    help: 'From the decision to start a tenant to its process listening on its socket.',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly crashes = new Counter({
+    name: 'rookery_host_tenant_crashes_total',
+    help: 'Tenant processes that exited without being asked to.',
+    registers: [this.registry],
+  });
+  readonly idleStops = new Counter({
+    name: 'rookery_host_tenant_idle_stops_total',
+    help: 'Tenants stopped because they had no request for the idle time.',
+    registers: [this.registry],
+  });
+
+  constructor(countRunning: () => number) {
+    this.running = new Gauge({
+      name: 'rookery_host_tenants_running',
+      help: 'Tenant processes running (ready to serve).',
+      registers: [this.registry],
+      collect() {
+        this.set(countRunning());
+      },
+    });
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

@@ -1,0 +1,115 @@
+// The host's internal HTTP API, for the gateway and operators on this machine: wake a tenant (its socket),
+// read its stats without waking it, list and stop tenants, Prometheus metrics. Every request needs the
+// shared token; every error is problem+json with a stable code.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { RookeryError } from '@rookery/protocol';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  LogController,
+} from 'fastify';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { TENANT_ID, type TenantSupervisor } from './supervisor.js';
+
+export const INTERNAL_TOKEN_HEADER = 'x-rookery-internal-token';
+
+const TenantParamsSchema = z.object({
+  tenantId: z.string().regex(TENANT_ID, "lower-case letters, digits and '-', 1 to 63 characters"),
+});
+
+export interface HostServerOptions {
+  supervisor: TenantSupervisor;
+  internalToken: string;
+  logger: Logger;
+}
+
+/** Sends a problem+json answer; `retryAfterSeconds` in the details also becomes a Retry-After header. */
+function sendProblem(reply: FastifyReply, status: number, problem: Record<string, unknown>): FastifyReply {
+  const retryAfter = problem.retryAfterSeconds;
+  if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
+  return reply.code(status).type('application/problem+json').send(JSON.stringify(problem));
+}
+
+function sendError(reply: FastifyReply, error: RookeryError): FastifyReply {
+  return sendProblem(reply, error.status, error.toProblem());
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+/** Builds the internal API (not yet listening). */
+export function buildHostServer(options: HostServerOptions): FastifyInstance {
+  const { supervisor } = options;
+  const app = Fastify({
+    loggerInstance: options.logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+  });
+  const expected = digest(options.internalToken);
+
+  app.addHook('onRequest', async (request, reply) => {
+    const given = request.headers[INTERNAL_TOKEN_HEADER];
+    // Compared as digests: constant time whatever the lengths.
+    if (typeof given === 'string' && timingSafeEqual(digest(given), expected)) return;
+    // Not a RookeryError code: only the gateway and operators talk to the host, and this is their mistake.
+    return sendProblem(reply, 401, {
+      type: 'https://rookery.dev/errors/InternalTokenRequired',
+      title: 'Internal token required',
+      status: 401,
+      detail: `Send the host's internal token in the ${INTERNAL_TOKEN_HEADER} header (ROOKERY_INTERNAL_TOKEN)`,
+      code: 'InternalTokenRequired',
+    });
+  });
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof RookeryError) return sendError(reply, error);
+    const status = error.statusCode;
+    if (status !== undefined && status >= 400 && status < 500)
+      return sendError(reply, new RookeryError('InvalidRequest', error.message));
+    request.log.error({ err: error, url: request.url }, 'host request failed');
+    return sendError(
+      reply,
+      new RookeryError('InternalError', 'Something went wrong on the host; the request may be retried'),
+    );
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      reply,
+      new RookeryError(
+        'RouteNotFound',
+        `There is no route ${request.method} ${request.url.split('?')[0]} on the host; see services/host/README.md`,
+      ),
+    ),
+  );
+
+  const tenantIdOf = (params: unknown): string => {
+    const parsed = TenantParamsSchema.safeParse(params);
+    if (!parsed.success) {
+      throw new RookeryError(
+        'InvalidTenantId',
+        `The tenant id is not valid: ${parsed.error.issues[0]!.message}`,
+      );
+    }
+    return parsed.data.tenantId;
+  };
+
+  app.post('/tenants/:tenantId/wake', async (request) => supervisor.wake(tenantIdOf(request.params)));
+
+  app.post('/tenants/:tenantId/stop', async (request) => {
+    const tenantId = tenantIdOf(request.params);
+    const wasRunning = await supervisor.stop(tenantId);
+    return { tenantId, state: supervisor.info(tenantId).state, wasRunning };
+  });
+
+  app.get('/tenants/:tenantId/stats', async (request) => supervisor.stats(tenantIdOf(request.params)));
+
+  app.get('/tenants', async () => ({ tenants: supervisor.list() }));
+
+  app.get('/metrics', async (_request, reply) =>
+    reply.type(supervisor.metrics.contentType).send(await supervisor.metrics.text()),
+  );
+
+  return app;
+}

@@ -1,0 +1,218 @@
+// One OS process running the tenant service, as the supervisor sees it: started with fork (an IPC channel
+// for "ready", "spare" and the activity heartbeat), its messages parsed, its exit as a promise. Also the
+// pool of spare processes: tenant code already loaded, waiting to be handed a tenant, so a cold start costs
+// an IPC message and opening files instead of booting Node and loading every module.
+import { type ChildProcess, fork } from 'node:child_process';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { TenantCommand } from './tenant-command.js';
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface Activity {
+  lastRequestAt: number;
+  inFlight: number;
+}
+
+/** What a tenant process tells its supervisor (see services/tenant/src/main.ts). */
+const FromTenantSchema = z.union([
+  z.object({ ready: z.literal(true), address: z.string() }),
+  z.object({ spare: z.literal(true) }),
+  z.object({
+    type: z.literal('activity'),
+    lastRequestAt: z.number().finite(),
+    inFlight: z.number().int().min(0),
+  }),
+]);
+
+export type TenantStdio = 'inherit' | 'ignore';
+
+export class TenantProcess {
+  readonly exited: Promise<Exit>;
+  /** Resolves when the process listens (on its socket); rejects if it exits first. */
+  readonly ready: Promise<void>;
+  /** Resolves when a spare has loaded the tenant code; rejects if it exits first. */
+  readonly spareReady: Promise<void>;
+  onActivity: ((activity: Activity) => void) | null = null;
+  private exit: Exit | null = null;
+
+  constructor(
+    readonly child: ChildProcess,
+    private readonly log: Logger,
+  ) {
+    let readyResolve!: () => void;
+    let readyReject!: (error: Error) => void;
+    let spareResolve!: () => void;
+    let spareReject!: (error: Error) => void;
+    this.ready = new Promise((resolve, reject) => {
+      readyResolve = resolve;
+      readyReject = reject;
+    });
+    this.spareReady = new Promise((resolve, reject) => {
+      spareResolve = resolve;
+      spareReject = reject;
+    });
+    // Nobody may be waiting when the process dies; the exit handler reports it.
+    this.ready.catch(() => {});
+    this.spareReady.catch(() => {});
+    this.exited = new Promise((resolve) => {
+      const done = (exit: Exit) => {
+        if (this.exit) return;
+        this.exit = exit;
+        const error = new Error(`the tenant process exited (code ${exit.code}, signal ${exit.signal})`);
+        readyReject(error);
+        spareReject(error);
+        resolve(exit);
+      };
+      child.once('exit', (code, signal) => done({ code, signal }));
+      child.once('error', (error) => {
+        // fork failed (no such entry, no resources): there will be no 'exit' when there is no pid.
+        this.log.error({ err: error }, 'tenant process error');
+        if (child.pid === undefined) done({ code: null, signal: null });
+      });
+    });
+    child.on('message', (raw) => {
+      const parsed = FromTenantSchema.safeParse(raw);
+      if (!parsed.success) {
+        this.log.warn(
+          { issues: parsed.error.issues.slice(0, 3) },
+          'unexpected message from a tenant process',
+        );
+        return;
+      }
+      const message = parsed.data;
+      if ('ready' in message) readyResolve();
+      else if ('spare' in message) spareResolve();
+      else this.onActivity?.({ lastRequestAt: message.lastRequestAt, inFlight: message.inFlight });
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get alive(): boolean {
+    return this.exit === null;
+  }
+
+  /** Hands a spare its tenant; it answers `ready` once it listens. */
+  assign(dataDir: string, socketPath: string): void {
+    this.child.send({ type: 'assign', dataDir, socketPath }, (error) => {
+      if (error) this.log.warn({ err: error }, 'could not hand the spare process its tenant');
+    });
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    if (this.alive) this.child.kill(signal);
+  }
+
+  /** SIGTERM, then SIGKILL if it has not exited after `graceMs`; resolves on exit. */
+  async terminate(graceMs: number): Promise<Exit> {
+    this.signal('SIGTERM');
+    const timer = setTimeout(() => {
+      if (!this.alive) return;
+      this.log.warn({ pid: this.pid, graceMs }, 'tenant process did not stop after SIGTERM; killing it');
+      this.signal('SIGKILL');
+    }, graceMs);
+    try {
+      return await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+export interface SpawnOptions {
+  command: TenantCommand;
+  env: NodeJS.ProcessEnv;
+  stdio: TenantStdio;
+  log: Logger;
+}
+
+export function spawnTenantProcess(options: SpawnOptions): TenantProcess {
+  const child = fork(options.command.entry, [], {
+    execArgv: options.command.execArgv,
+    env: { ...options.env, ...options.command.env },
+    stdio: [
+      'ignore',
+      options.stdio === 'inherit' ? 'inherit' : 'ignore',
+      options.stdio === 'inherit' ? 'inherit' : 'ignore',
+      'ipc',
+    ],
+  });
+  return new TenantProcess(child, options.log);
+}
+
+/**
+ * Spare processes, kept at `size`. A spare that is taken is replaced once
+ * the supervisor calls `refill` (after the start it served, so the
+ * replacement does not compete with it for CPU). Spares that keep dying are
+ * not replaced in a loop: after 3 deaths in a row the pool waits a minute.
+ */
+export class SparePool {
+  private readonly spares: TenantProcess[] = [];
+  private closed = false;
+  private deathsInARow = 0;
+  private pausedUntil = 0;
+  private refillTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly size: number,
+    private readonly spawn: () => TenantProcess,
+    private readonly log: Logger,
+  ) {}
+
+  get count(): number {
+    return this.spares.length;
+  }
+
+  /** A spare (ready or still loading: either way further along than a new process), or null. */
+  take(): TenantProcess | null {
+    return this.spares.shift() ?? null;
+  }
+
+  refill(): void {
+    if (this.closed || this.refillTimer) return;
+    const wait = this.pausedUntil - Date.now();
+    if (wait > 0) {
+      this.refillTimer = setTimeout(() => {
+        this.refillTimer = null;
+        this.refill();
+      }, wait);
+      this.refillTimer.unref();
+      return;
+    }
+    while (this.spares.length < this.size) {
+      const spare = this.spawn();
+      this.spares.push(spare);
+      spare.spareReady.then(
+        () => {
+          this.deathsInARow = 0;
+        },
+        () => {},
+      );
+      void spare.exited.then((exit) => {
+        const index = this.spares.indexOf(spare);
+        if (index < 0 || this.closed) return; // taken (the supervisor watches it now) or shutting down
+        this.spares.splice(index, 1);
+        this.deathsInARow++;
+        this.log.error({ ...exit, pid: spare.pid }, 'a spare tenant process died before it was used');
+        if (this.deathsInARow >= 3) {
+          this.pausedUntil = Date.now() + 60_000;
+          this.log.error('spare processes keep dying; not starting spares for a minute');
+        }
+        this.refill();
+      });
+    }
+  }
+
+  /** Stops keeping spares and hands back the ones there are (the caller stops them). */
+  drain(): TenantProcess[] {
+    this.closed = true;
+    if (this.refillTimer) clearTimeout(this.refillTimer);
+    return this.spares.splice(0);
+  }
+}

@@ -1,0 +1,81 @@
+// What a tenant stores, read from its files without starting it: each database's counters through the
+// engine's read-only stats reader, and the bytes of everything under the tenant's directory (documents,
+// WAL, index files). The gateway's storage quota and operators' listings come from here.
+import fs from 'node:fs';
+import path from 'node:path';
+import { readDatabaseStatsWithoutOpening } from '@rookery/engine';
+
+export interface DatabaseSummary {
+  name: string;
+  databaseId: string;
+  documents: number;
+  tombstones: number;
+  collections: Record<string, number>;
+  lastEtag: number;
+  /** docs.db (+ WAL) and the database's index files. */
+  bytesOnDisk: number;
+}
+
+export interface DatabaseReadFailure {
+  name: string;
+  error: string;
+}
+
+export interface StoredTenantStats {
+  databases: Array<DatabaseSummary | DatabaseReadFailure>;
+  /** Every file under the tenant's directory. */
+  bytesOnDisk: number;
+}
+
+/** Reads the stats of every database in `<tenantDir>/databases/*`; one unreadable database does not hide the rest. */
+export async function readTenantStats(tenantDir: string): Promise<StoredTenantStats> {
+  const root = path.join(tenantDir, 'databases');
+  let entries: fs.Dirent[] = [];
+  try {
+    entries = await fs.promises.readdir(root, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const databases: StoredTenantStats['databases'] = [];
+  for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+    if (!entry.isDirectory()) continue;
+    const dir = path.join(root, entry.name);
+    if (!fs.existsSync(path.join(dir, 'docs.db'))) continue;
+    try {
+      const stats = readDatabaseStatsWithoutOpening(dir);
+      databases.push({
+        name: stats.DatabaseName,
+        databaseId: stats.DatabaseId,
+        documents: stats.CountOfDocuments,
+        tombstones: stats.CountOfTombstones,
+        collections: stats.Collections,
+        lastEtag: stats.LastDocEtag,
+        bytesOnDisk: await bytesUnder(dir),
+      });
+    } catch (error) {
+      databases.push({ name: entry.name, error: (error as Error).message });
+    }
+  }
+  return { databases, bytesOnDisk: await bytesUnder(tenantDir) };
+}
+
+/** Sum of the sizes of regular files under `dir` (a missing directory is 0). */
+export async function bytesUnder(dir: string): Promise<number> {
+  let entries: fs.Dirent[];
+  try {
+    entries = await fs.promises.readdir(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  let total = 0;
+  for (const entry of entries) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) total += await bytesUnder(full);
+    else if (entry.isFile())
+      total += await fs.promises.stat(full).then(
+        (s) => s.size,
+        () => 0,
+      );
+  }
+  return total;
+}
