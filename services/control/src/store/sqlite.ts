@@ -24,6 +24,8 @@ export async function openSqliteControlStore(
   file: string,
   options: SqliteControlStoreOptions = {},
 ): Promise<ControlStore> {
+  // A first start creates the embedded layout (`<data>/control/`).
+  fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new Database(file);
   try {
     // busy_timeout first: switching to WAL itself needs a lock another process may hold.

@@ -1,0 +1,61 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/** The gateway's configuration, read from `ROOKERY_*` environment variables. */
+export const GatewayConfigSchema = z.object({
+  /** Root of the embedded deployment: control/ (store, CA, master key) and gateway/ (server certificate). */
+  dataDir: z.string().min(1).default(path.resolve('.rookery/data')),
+  host: z.string().min(1).default('127.0.0.1'),
+  port: z.coerce.number().int().min(0).max(65535).default(8443),
+  /** Names the server certificate is issued for (comma-separated). */
+  serverNames: z
+    .string()
+    .default('localhost,127.0.0.1,::1')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  /** PostgreSQL connection string for the scale-out control plane; the embedded SQLite file otherwise. */
+  controlDatabaseUrl: z.string().url().optional(),
+  hostUrl: z.string().url().default('http://127.0.0.1:8081'),
+  internalToken: z.string().min(16, 'the internal token must be at least 16 characters'),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
+
+const ENV_NAMES: Record<keyof GatewayConfig, string> = {
+  dataDir: 'ROOKERY_DATA',
+  host: 'ROOKERY_GATEWAY_HOST',
+  port: 'ROOKERY_GATEWAY_PORT',
+  serverNames: 'ROOKERY_GATEWAY_NAMES',
+  controlDatabaseUrl: 'ROOKERY_CONTROL_DATABASE_URL',
+  hostUrl: 'ROOKERY_HOST_URL',
+  internalToken: 'ROOKERY_INTERNAL_TOKEN',
+  logLevel: 'ROOKERY_LOG_LEVEL',
+};
+
+/** Reads the configuration; a bad value stops start-up with a message naming the variable. */
+export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const raw: Record<string, unknown> = {};
+  for (const [key, name] of Object.entries(ENV_NAMES)) if (env[name]) raw[key] = env[name];
+  const parsed = GatewayConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map(
+      (i) => `${ENV_NAMES[i.path[0] as keyof GatewayConfig] ?? String(i.path[0])}: ${i.message}`,
+    );
+    throw new Error(`Invalid gateway configuration: ${problems.join('; ')}`);
+  }
+  return parsed.data;
+}
+
+/** Where the embedded deployment keeps things, under the data directory. */
+export function embeddedPaths(dataDir: string) {
+  return {
+    controlDatabase: path.join(dataDir, 'control', 'control.db'),
+    certificateAuthority: path.join(dataDir, 'control', 'ca'),
+    masterKey: path.join(dataDir, 'control', 'master.key'),
+    serverCertificate: path.join(dataDir, 'gateway'),
+  };
+}

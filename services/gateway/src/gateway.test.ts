@@ -1,0 +1,368 @@
+import tls from 'node:tls';
+import { issueServerCertificate, sealSecret } from '@rookery/pki';
+import { generate, generateSecret } from 'otplib';
+import { Agent, request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Client, type Stack, startStack } from './test-fixtures/stack.js';
+import { tenantRoutes } from './test-fixtures/tenant-routes.js';
+
+let stack: Stack;
+let adminA: Client;
+let adminB: Client;
+let readerA: Client;
+let operator: Client;
+
+const doc = (name: string) => ({ Name: name, '@metadata': { '@collection': 'Users' } });
+
+beforeAll(async () => {
+  stack = await startStack();
+  await stack.store.createTenant({ id: 'acme', name: 'Acme' });
+  await stack.store.createTenant({ id: 'globex', name: 'Globex' });
+  adminA = await stack.client({
+    tenantId: 'acme',
+    kind: 'program',
+    name: 'acme-admin',
+    role: { kind: 'tenant-admin' },
+  });
+  adminB = await stack.client({
+    tenantId: 'globex',
+    kind: 'program',
+    name: 'globex-admin',
+    role: { kind: 'tenant-admin' },
+  });
+  readerA = await stack.client({
+    tenantId: 'acme',
+    kind: 'program',
+    name: 'acme-reader',
+    role: { kind: 'database', access: { shop: 'read-only' } },
+  });
+  operator = await stack.client({ tenantId: null, kind: 'program', name: 'ops', role: { kind: 'operator' } });
+  for (const [client, name] of [
+    [adminA, 'Ada of Acme'],
+    [adminB, 'Grace of Globex'],
+  ] as const) {
+    expect((await client.call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
+    expect((await client.call('PUT', '/databases/shop/docs?id=users/1', doc(name))).status).toBe(201);
+  }
+}, 120_000);
+afterAll(async () => {
+  await stack?.close();
+});
+
+describe('routing through the gateway', () => {
+  it("takes the tenant from the certificate: the same path reaches each tenant's own data", async () => {
+    const a = await adminA.call('GET', '/databases/shop/docs?id=users/1');
+    const b = await adminB.call('GET', '/databases/shop/docs?id=users/1');
+    expect(a.status).toBe(200);
+    expect(JSON.stringify(a.json)).toContain('Ada of Acme');
+    expect(JSON.stringify(b.json)).toContain('Grace of Globex');
+    expect(a.headers['x-rookery-work-units']).toBeUndefined();
+  });
+
+  it('lets operators name any tenant, and only name it', async () => {
+    const viaOperator = await operator.call('GET', '/tenants/globex/databases/shop/docs?id=users/1');
+    expect(JSON.stringify(viaOperator.json)).toContain('Grace of Globex');
+    const unnamed = await operator.call('GET', '/databases/shop/docs?id=users/1');
+    expect(unnamed.status).toBe(400);
+    expect(unnamed.json.code).toBe('TenantRequired');
+  });
+});
+
+describe('tenant isolation', () => {
+  it("answers 403 to a tenant-A certificate on every tenant-B route, and B's data is untouched", async () => {
+    const routes = tenantRoutes();
+    expect(routes.length).toBeGreaterThan(10);
+    for (const route of routes) {
+      const reply = await adminA.call(route.method, `/tenants/globex${route.path}`, route.body);
+      expect({ route: `${route.method} ${route.path}`, status: reply.status, code: reply.json.code }).toEqual(
+        {
+          route: `${route.method} ${route.path}`,
+          status: 403,
+          code: 'Forbidden',
+        },
+      );
+    }
+    // Naming a tenant that does not exist gives nothing away either.
+    expect((await adminA.call('GET', '/tenants/nobody/databases')).status).toBe(403);
+    const b = await adminB.call('GET', '/databases/shop/docs?id=users/1');
+    expect(JSON.stringify(b.json)).toContain('Grace of Globex');
+  });
+});
+
+describe('roles', () => {
+  it('lets a read-only database principal read, and nothing more', async () => {
+    expect((await readerA.call('GET', '/databases/shop/docs?id=users/1')).status).toBe(200);
+    expect((await readerA.call('POST', '/databases/shop/queries', { Query: 'from Users' })).status).toBe(200);
+    const write = await readerA.call('PUT', '/databases/shop/docs?id=users/2', doc('x'));
+    expect([write.status, write.json.code]).toEqual([403, 'Forbidden']);
+    expect((await readerA.call('PUT', '/admin/databases', { Name: 'other' })).status).toBe(403);
+    expect((await readerA.call('GET', '/databases/elsewhere/stats')).status).toBe(403);
+  });
+});
+
+describe('revocation', () => {
+  it('stops a revoked certificate within seconds', async () => {
+    const victim = await stack.client({
+      tenantId: 'acme',
+      kind: 'program',
+      name: 'victim',
+      role: { kind: 'tenant-admin' },
+    });
+    expect((await victim.call('GET', '/databases')).status).toBe(200);
+    await stack.store.revokeCertificate(victim.serial, Date.now());
+    let reply = await victim.call('GET', '/databases');
+    for (let i = 0; i < 50 && reply.status === 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      reply = await victim.call('GET', '/databases');
+    }
+    expect([reply.status, reply.json.code]).toEqual([401, 'CertificateRevoked']);
+  });
+});
+
+describe('two-factor sessions for people', () => {
+  async function person(name: string): Promise<{ client: Client; secret: string }> {
+    const client = await stack.client({
+      tenantId: 'acme',
+      kind: 'person',
+      name,
+      role: { kind: 'tenant-admin' },
+    });
+    const secret = generateSecret();
+    await stack.store.setTotpSecret(
+      client.principal.id,
+      sealSecret(stack.masterKey, secret, client.principal.id),
+    );
+    return { client, secret };
+  }
+
+  it('requires a session, refuses bad and replayed codes, and binds sessions to the browser', async () => {
+    const { client, secret } = await person('alice');
+    const first = await client.call('GET', '/databases');
+    expect([first.status, first.json.code]).toEqual([401, 'TwoFactorRequired']);
+    expect(first.json.detail).toContain('/auth/2fa');
+
+    const bad = await client.call('POST', '/auth/2fa', {
+      code: '000000' === (await generate({ secret })) ? '111111' : '000000',
+    });
+    expect([bad.status, bad.json.code]).toEqual([401, 'InvalidTwoFactorCode']);
+    const malformed = await client.call('POST', '/auth/2fa', { code: 'abc' });
+    expect([malformed.status, malformed.json.code]).toEqual([400, 'InvalidRequest']);
+
+    const code = await generate({ secret });
+    const opened = await client.call('POST', '/auth/2fa', { code, minutes: 10, binding: 'browser' });
+    expect(opened.status).toBe(201);
+    const cookie = String(opened.headers['set-cookie']).split(';')[0]!;
+    expect(cookie).toMatch(/^rookery_2fa=/);
+    expect(String(opened.headers['set-cookie'])).toContain('HttpOnly');
+    expect((await client.call('GET', '/databases', undefined, { cookie })).status).toBe(200);
+    // Browser-bound: without the cookie there is still no session.
+    expect((await client.call('GET', '/databases')).json.code).toBe('TwoFactorRequired');
+    // The same code again is a replay.
+    const replay = await client.call('POST', '/auth/2fa', { code, minutes: 10 });
+    expect([replay.status, replay.json.code]).toEqual([401, 'TwoFactorCodeReused']);
+    // Another certificate cannot borrow the cookie.
+    const { client: bob } = await person('bob');
+    expect((await bob.call('GET', '/databases', undefined, { cookie })).json.code).toBe('TwoFactorRequired');
+  });
+
+  it('opens certificate-bound sessions that any client with the certificate can use, until they expire', async () => {
+    const { client, secret } = await person('carol');
+    const opened = await client.call('POST', '/auth/2fa', {
+      code: await generate({ secret }),
+      minutes: 5,
+      binding: 'certificate',
+    });
+    expect(opened.status).toBe(201);
+    expect(opened.headers['set-cookie']).toBeUndefined();
+    expect((await client.call('GET', '/databases')).status).toBe(200);
+    stack.clock.now = Date.now() + 6 * 60_000;
+    try {
+      expect((await client.call('GET', '/databases')).json.code).toBe('TwoFactorRequired');
+    } finally {
+      stack.clock.now = null;
+    }
+  });
+
+  it('rate-limits wrong codes', async () => {
+    const { client } = await person('mallory');
+    const codes: unknown[] = [];
+    for (let i = 0; i < 7; i++)
+      codes.push((await client.call('POST', '/auth/2fa', { code: String(100000 + i) })).json.code);
+    expect(codes.slice(0, 5).every((c) => c === 'InvalidTwoFactorCode')).toBe(true);
+    expect(codes.slice(5)).toEqual(['TooManyTwoFactorAttempts', 'TooManyTwoFactorAttempts']);
+  });
+});
+
+describe('quotas and usage', () => {
+  it('answers 429 with Retry-After over the request rate, naming the limit', async () => {
+    await stack.store.createTenant({
+      id: 'tiny',
+      name: 'Tiny',
+      quota: { requestsPerSecond: 3, storageBytes: 1 << 30 },
+    });
+    const tiny = await stack.client({
+      tenantId: 'tiny',
+      kind: 'program',
+      name: 'tiny',
+      role: { kind: 'tenant-admin' },
+    });
+    const replies = await Promise.all(Array.from({ length: 10 }, () => tiny.call('GET', '/databases')));
+    const limited = replies.filter((r) => r.status === 429);
+    expect(limited.length).toBeGreaterThan(0);
+    expect(limited[0]!.json).toMatchObject({ code: 'RateLimited', limit: 'requestsPerSecond' });
+    expect(Number(limited[0]!.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  });
+
+  it('answers 507 to writes over the storage quota while reads keep working', async () => {
+    await stack.store.createTenant({
+      id: 'full',
+      name: 'Full',
+      quota: { requestsPerSecond: 1000, storageBytes: 1 << 30 },
+    });
+    const full = await stack.client({
+      tenantId: 'full',
+      kind: 'program',
+      name: 'full',
+      role: { kind: 'tenant-admin' },
+    });
+    expect((await full.call('PUT', '/admin/databases', { Name: 'db' })).status).toBe(201);
+    expect((await full.call('PUT', '/databases/db/docs?id=a', doc('a'))).status).toBe(201);
+    await stack.store.updateQuota('full', { storageBytes: 1 });
+    const write = await full.call('PUT', '/databases/db/docs?id=b', doc('b'));
+    expect([write.status, write.json.code, write.json.limit]).toEqual([
+      507,
+      'StorageQuotaExceeded',
+      'storageBytes',
+    ]);
+    expect((await full.call('GET', '/databases/db/docs?id=a')).status).toBe(200);
+  });
+
+  it('meters requests and bytes per tenant, readable at /usage', async () => {
+    await stack.store.createTenant({ id: 'metered', name: 'Metered' });
+    const client = await stack.client({
+      tenantId: 'metered',
+      kind: 'program',
+      name: 'm',
+      role: { kind: 'tenant-admin' },
+    });
+    const body = JSON.stringify(doc('m'));
+    expect((await client.call('PUT', '/admin/databases', { Name: 'db' })).status).toBe(201);
+    let bytesOut = 0;
+    for (let i = 0; i < 20; i++) {
+      const reply = await client.call('PUT', `/databases/db/docs?id=m/${i}`, body);
+      expect(reply.status).toBe(201);
+      bytesOut += Buffer.byteLength(reply.text);
+    }
+    const usage = await client.call('GET', '/usage');
+    expect(usage.status).toBe(200);
+    const minutes = usage.json.Minutes as {
+      Requests: number;
+      BytesIn: number;
+      BytesOut: number;
+      WorkUnits: number;
+    }[];
+    const sum = (k: 'Requests' | 'BytesIn' | 'BytesOut' | 'WorkUnits') =>
+      minutes.reduce((n, m) => n + m[k], 0);
+    expect(sum('Requests')).toBe(21);
+    expect(sum('BytesIn')).toBe(
+      20 * Buffer.byteLength(body) + Buffer.byteLength(JSON.stringify({ Name: 'db' })),
+    );
+    expect(sum('BytesOut')).toBeGreaterThanOrEqual(bytesOut);
+    expect(sum('WorkUnits')).toBeGreaterThanOrEqual(21);
+    // Another tenant's usage is not readable.
+    expect((await client.call('GET', '/usage?tenant=acme')).status).toBe(403);
+  });
+});
+
+describe('server certificate rotation', () => {
+  function servedSerial(): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = tls.connect(
+        {
+          host: '127.0.0.1',
+          port: stack.gateway.port,
+          servername: 'localhost',
+          ca: stack.ca.certPem,
+          cert: adminA.certPem,
+          key: adminA.keyPem,
+        },
+        () => {
+          resolve(socket.getPeerCertificate().serialNumber.toLowerCase());
+          socket.end();
+        },
+      );
+      socket.once('error', reject);
+    });
+  }
+
+  it('serves new handshakes the new certificate with zero failed requests during traffic', async () => {
+    const before = await servedSerial();
+    let stop = false;
+    const outcomes: number[] = [];
+    // New connections (new handshakes) and one long-lived connection, both busy throughout.
+    const fresh = (async () => {
+      while (!stop) {
+        const agent = new Agent({
+          connect: {
+            ca: stack.ca.certPem,
+            cert: adminA.certPem,
+            key: adminA.keyPem,
+            servername: 'localhost',
+          },
+        });
+        try {
+          const r = await request(`${stack.gateway.url}/databases/shop/docs?id=users/1`, {
+            dispatcher: agent,
+          });
+          await r.body.dump();
+          outcomes.push(r.statusCode);
+        } catch {
+          outcomes.push(-1);
+        } finally {
+          await agent.close();
+        }
+      }
+    })();
+    const kept = (async () => {
+      while (!stop)
+        outcomes.push(
+          (await adminA.call('GET', '/databases/shop/docs?id=users/1').catch(() => ({ status: -1 }))).status,
+        );
+    })();
+    await new Promise((r) => setTimeout(r, 300));
+    const next = await issueServerCertificate(stack.ca, { hosts: ['localhost', '127.0.0.1'], validDays: 30 });
+    stack.gateway.rotateServerCertificate(next);
+    await new Promise((r) => setTimeout(r, 300));
+    stop = true;
+    await Promise.all([fresh, kept]);
+    expect(outcomes.length).toBeGreaterThan(10);
+    expect(outcomes.filter((s) => s !== 200)).toEqual([]);
+    const after = await servedSerial();
+    expect(after).not.toBe(before);
+    expect(BigInt(`0x${after}`)).toBe(BigInt(`0x${next.serial}`));
+  });
+});
+
+describe('a tenant process crash', () => {
+  it('leaves other tenants unaffected; the tenant restarts and keeps every acknowledged write', async () => {
+    const acked: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const r = await adminA.call('PUT', `/databases/shop/docs?id=crash/${i}`, doc(`c${i}`));
+      if (r.status === 201) acked.push(`crash/${i}`);
+    }
+    const pid = stack.supervisor.info('acme').pid;
+    expect(pid).not.toBeNull();
+    process.kill(pid!, 'SIGKILL');
+    // Globex keeps working while Acme is down.
+    expect((await adminB.call('GET', '/databases/shop/docs?id=users/1')).status).toBe(200);
+    let reply = await adminA.call('GET', '/databases/shop/docs?id=crash/0');
+    for (let i = 0; i < 100 && reply.status !== 200; i++) {
+      expect([503, 200]).toContain(reply.status); // the gateway says "retry", never a 5xx of its own making
+      await new Promise((r) => setTimeout(r, 100));
+      reply = await adminA.call('GET', '/databases/shop/docs?id=crash/0');
+    }
+    for (const id of acked)
+      expect((await adminA.call('GET', `/databases/shop/docs?id=${id}`)).status).toBe(200);
+    expect(stack.supervisor.info('acme').pid).not.toBe(pid);
+  });
+});

@@ -1,0 +1,409 @@
+// The only public endpoint: HTTPS with client certificates. Each request is
+// authenticated (certificate → principal, plus a TOTP session for people),
+// authorised against the route, held to its tenant's quotas, then streamed to
+// the tenant's container and metered. Plain node:https rather than fastify:
+// the hot path is a proxy whose bodies must stay streams, and every
+// microsecond here is added to every request of every tenant.
+import type http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import type { ControlStore } from '@rookery/control';
+import { identityOf } from '@rookery/pki';
+import { type ErrorCode, RookeryError } from '@rookery/protocol';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { authorize } from './authorize.js';
+import type { HostClient } from './host-client.js';
+import { UsageMeter } from './metering.js';
+import { GatewayMetrics } from './metrics.js';
+import { PrincipalDirectory, type Resolved } from './principals.js';
+import { proxyToTenant, TenantAgents, TenantUnreachable } from './proxy.js';
+import { RateLimiter } from './rate-limiter.js';
+import { classifyTenantRoute } from './route-access.js';
+import { SESSION_COOKIE, TwoFactor } from './two-factor.js';
+
+export interface ServerCertificate {
+  certPem: string;
+  keyPem: string;
+}
+
+export interface GatewayOptions {
+  host: string;
+  port: number;
+  caPem: string;
+  serverCertificate: ServerCertificate;
+  store: ControlStore;
+  hosts: HostClient;
+  masterKey: Buffer;
+  logger: Logger;
+  usageFlushMs?: number;
+  /** How long a tenant's stored bytes are trusted before asking the host again. */
+  storageCheckMs?: number;
+  /** How long a tenant record (and its quota) is trusted before reading it again. */
+  tenantCacheMs?: number;
+  now?: () => number;
+}
+
+export interface Gateway {
+  url: string;
+  port: number;
+  /** New handshakes get the new certificate; open connections keep theirs. */
+  rotateServerCertificate(certificate: ServerCertificate): void;
+  flushUsage(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const TwoFactorRequestSchema = z.object({
+  code: z.string().regex(/^\d{6}$/, 'a code is the 6 digits your authenticator shows'),
+  minutes: z
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 60)
+    .default(60),
+  binding: z.enum(['browser', 'certificate']).default('browser'),
+});
+const UsageQuerySchema = z.object({
+  tenant: z.string().min(1).optional(),
+  from: z.coerce.number().int().min(0).optional(),
+  to: z.coerce.number().int().min(0).optional(),
+});
+const MAX_GATEWAY_BODY_BYTES = 16 * 1024;
+
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const now = options.now ?? Date.now;
+  const log = options.logger;
+  const directory = new PrincipalDirectory(options.store, { pollMs: 1_000, cacheMs: 30_000, now });
+  await directory.start();
+  const twoFactor = new TwoFactor(options.store, options.masterKey, now);
+  const meter = new UsageMeter(now);
+  const limiter = new RateLimiter(now);
+  const agents = new TenantAgents();
+  const metrics = new GatewayMetrics();
+  const storage = new StorageCache(options.hosts, options.storageCheckMs ?? 10_000, now);
+  // Tenants (and their quotas) are read from the store at most once a second per tenant.
+  const tenants = new TtlCache(
+    (id: string) => options.store.getTenant(id),
+    options.tenantCacheMs ?? 1_000,
+    now,
+  );
+  const identities = new WeakMap<TLSSocket, { thumbprint: string } | null>();
+  let requestCounter = 0;
+
+  const tls = (certificate: ServerCertificate) => ({
+    key: certificate.keyPem,
+    cert: certificate.certPem,
+    ca: [options.caPem],
+    requestCert: true,
+    rejectUnauthorized: true,
+    minVersion: 'TLSv1.2' as const,
+  });
+  const server = https.createServer(tls(options.serverCertificate), (request, response) => {
+    const requestId = `${process.pid.toString(36)}-${(++requestCounter).toString(36)}`;
+    const started = performance.now();
+    handle(request, response, requestId)
+      .catch((error: unknown) => {
+        const rookery = error instanceof RookeryError ? error : null;
+        if (!rookery) log.error({ err: error, reqId: requestId }, 'gateway request failed');
+        sendProblem(
+          response,
+          rookery ?? gatewayError('InternalError', 'The gateway failed; retry the request.'),
+        );
+      })
+      .finally(() =>
+        metrics.observe(request.method ?? 'GET', response.statusCode, performance.now() - started),
+      );
+  });
+  server.keepAliveTimeout = 65_000;
+
+  function thumbprintOf(socket: TLSSocket): string | null {
+    let identity = identities.get(socket);
+    if (identity === undefined) {
+      const raw = socket.getPeerCertificate(false)?.raw;
+      identity = raw ? { thumbprint: identityOf(raw).thumbprint } : null;
+      identities.set(socket, identity);
+    }
+    return identity?.thumbprint ?? null;
+  }
+
+  async function handle(request: http.IncomingMessage, response: http.ServerResponse, requestId: string) {
+    const url = request.url ?? '/';
+    const path = url.split('?', 1)[0]!;
+    const thumbprint = thumbprintOf(request.socket as TLSSocket);
+    if (!thumbprint)
+      throw gatewayError('CertificateRequired', 'Present a client certificate issued by Rookery.');
+    const resolution = await directory.resolve(thumbprint);
+    if (!resolution.ok) throw gatewayError(resolution.code, resolution.message);
+    const { principal } = resolution.resolved;
+
+    if (path === '/auth/2fa' && request.method === 'POST') {
+      return openTwoFactorSession(request, response, resolution.resolved);
+    }
+    if (principal.kind === 'person') {
+      const session = await twoFactor.sessionFor(thumbprint, request.headers.cookie);
+      if (!session) {
+        throw gatewayError(
+          'TwoFactorRequired',
+          'This is a person\'s certificate: POST /auth/2fa with {"code": "<6 digits from your authenticator>"} to open a session, then retry.',
+        );
+      }
+    }
+    if (path === '/usage' && request.method === 'GET') return sendUsage(url, response, resolution.resolved);
+    if (path === '/metrics' && request.method === 'GET') {
+      if (principal.role.kind !== 'operator') throw gatewayError('Forbidden', 'Metrics are for operators.');
+      response.writeHead(200, { 'content-type': metrics.contentType });
+      response.end(await metrics.text());
+      return;
+    }
+
+    const route = classifyTenantRoute(request.method ?? 'GET', url);
+    if (!route) throw gatewayError('RouteNotFound', `There is no route ${request.method} ${path}.`);
+    const decision = authorize(principal, route);
+    if (!decision.ok) throw gatewayError(decision.code, decision.message);
+    const tenant = await tenants.get(decision.tenantId);
+    // Unknown tenants answer like forbidden ones: names of other tenants are not disclosed.
+    if (!tenant)
+      throw gatewayError('Forbidden', `This certificate cannot reach tenant ${decision.tenantId}.`);
+
+    const rate = limiter.take(tenant.id, tenant.quota.requestsPerSecond);
+    if (!rate.allowed) {
+      response.setHeader('retry-after', String(rate.retryAfterSeconds));
+      throw gatewayError(
+        'RateLimited',
+        `Tenant ${tenant.id} is over its limit of ${tenant.quota.requestsPerSecond} requests/s; retry after ${rate.retryAfterSeconds} s or raise the quota.`,
+        { limit: 'requestsPerSecond', value: tenant.quota.requestsPerSecond },
+      );
+    }
+    if (route.access !== 'read') {
+      const bytes = await storage.bytesOf(tenant.id);
+      if (bytes !== null && bytes >= tenant.quota.storageBytes) {
+        throw gatewayError(
+          'StorageQuotaExceeded',
+          `Tenant ${tenant.id} stores ${bytes} bytes, at its quota of ${tenant.quota.storageBytes}; delete data or raise the quota. Reads keep working.`,
+          { limit: 'storageBytes', value: tenant.quota.storageBytes },
+        );
+      }
+    }
+
+    const outcome = await forward(request, response, tenant.id, route.upstreamPath, requestId);
+    meter.record(tenant.id, outcome);
+    metrics.tenantRequest(tenant.id);
+  }
+
+  async function forward(
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+    tenantId: string,
+    path: string,
+    requestId: string,
+  ) {
+    const woken = await options.hosts.socketOf(tenantId);
+    if (!woken.ok) {
+      if (woken.retryAfterSeconds !== null)
+        response.setHeader('retry-after', String(woken.retryAfterSeconds));
+      throw gatewayError(
+        woken.code === 'TenantStarting' ? 'TenantStarting' : 'TenantUnavailable',
+        woken.message,
+      );
+    }
+    try {
+      return await proxyToTenant(request, response, {
+        socketPath: woken.socketPath,
+        path,
+        agent: agents.for(woken.socketPath),
+        requestId,
+      });
+    } catch (error) {
+      if (!(error instanceof TenantUnreachable)) throw error;
+      // Stopped or crashed since we learnt its socket: the next request wakes it again.
+      options.hosts.forget(tenantId);
+      agents.forget(woken.socketPath);
+      if (response.headersSent) throw error;
+      response.setHeader('retry-after', '1');
+      throw gatewayError('TenantUnavailable', 'The tenant was restarting; retry the request.');
+    }
+  }
+
+  async function openTwoFactorSession(
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+    resolved: Resolved,
+  ) {
+    if (resolved.principal.kind !== 'person') {
+      throw gatewayError('InvalidRequest', 'Only certificates of people use two-factor sessions.');
+    }
+    const body = TwoFactorRequestSchema.safeParse(await readJson(request));
+    if (!body.success) {
+      throw gatewayError(
+        'InvalidRequest',
+        `Send {"code": "123456", "minutes": 60, "binding": "browser"|"certificate"}: ${body.error.issues.map((i) => i.message).join('; ')}`,
+      );
+    }
+    const outcome = await twoFactor.open(resolved.principal, resolved.certificate.thumbprint, body.data);
+    if (!outcome.ok) {
+      if (outcome.retryAfterSeconds) response.setHeader('retry-after', String(outcome.retryAfterSeconds));
+      throw gatewayError(outcome.code, outcome.message);
+    }
+    const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json' };
+    if (outcome.cookieToken) {
+      headers['set-cookie'] =
+        `${SESSION_COOKIE}=${outcome.cookieToken}; Secure; HttpOnly; SameSite=Strict; Path=/; Max-Age=${body.data.minutes * 60}`;
+    }
+    response.writeHead(201, headers);
+    response.end(
+      JSON.stringify({
+        Binding: outcome.session.binding,
+        ExpiresAt: new Date(outcome.session.expiresAt).toISOString(),
+      }),
+    );
+  }
+
+  async function sendUsage(url: string, response: http.ServerResponse, resolved: Resolved) {
+    const query = UsageQuerySchema.safeParse(
+      Object.fromEntries(new URL(url, 'https://gateway').searchParams),
+    );
+    if (!query.success)
+      throw gatewayError(
+        'InvalidRequest',
+        'Usage takes ?from=<epoch ms>&to=<epoch ms> (and ?tenant= for operators).',
+      );
+    const { principal } = resolved;
+    const tenantId = principal.role.kind === 'operator' ? query.data.tenant : principal.tenantId;
+    if (!tenantId) throw gatewayError('TenantRequired', 'Operators name the tenant: /usage?tenant=<id>.');
+    if (principal.role.kind !== 'operator' && query.data.tenant && query.data.tenant !== tenantId) {
+      throw gatewayError('Forbidden', "This certificate cannot read another tenant's usage.");
+    }
+    await flushUsage(); // what this gateway counted so far is included
+    const to = query.data.to ?? now();
+    const from = query.data.from ?? to - 24 * 60 * 60_000;
+    const rows = await options.store.usage(tenantId, from, to);
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(
+      JSON.stringify({
+        Tenant: tenantId,
+        Minutes: rows.map((r) => ({
+          Minute: new Date(r.minute).toISOString(),
+          Requests: r.requests,
+          BytesIn: r.bytesIn,
+          BytesOut: r.bytesOut,
+          WorkUnits: r.workUnits,
+        })),
+      }),
+    );
+  }
+
+  let flushing: Promise<void> = Promise.resolve();
+  function flushUsage(): Promise<void> {
+    flushing = flushing.then(async () => {
+      const rows = meter.take();
+      if (rows.length === 0) return;
+      try {
+        await options.store.addUsage(rows);
+      } catch (error) {
+        meter.restore(rows);
+        log.warn({ err: error }, 'usage flush failed; keeping the counts for the next flush');
+      }
+    });
+    return flushing;
+  }
+  const flushTimer = setInterval(() => void flushUsage(), options.usageFlushMs ?? 5_000);
+  flushTimer.unref();
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  log.info({ port }, 'gateway listening');
+
+  return {
+    url: `https://${host}:${port}`,
+    port,
+    rotateServerCertificate(certificate) {
+      server.setSecureContext(tls(certificate));
+      log.info('server certificate rotated');
+    },
+    flushUsage,
+    async close() {
+      clearInterval(flushTimer);
+      directory.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      agents.close();
+      await flushUsage();
+    },
+  };
+}
+
+/** Values loaded by key and trusted for `ttlMs`; concurrent misses of one key share one load. */
+class TtlCache<V> {
+  private readonly known = new Map<string, { value: Promise<V>; at: number }>();
+
+  constructor(
+    private readonly load: (key: string) => Promise<V>,
+    private readonly ttlMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  get(key: string): Promise<V> {
+    const cached = this.known.get(key);
+    if (cached && cached.at + this.ttlMs > this.now()) return cached.value;
+    const value = this.load(key);
+    this.known.set(key, { value, at: this.now() });
+    value.catch(() => this.known.delete(key)); // a failed load is not remembered
+    return value;
+  }
+}
+
+/** Bytes a tenant stores, asked of the host at most every `ttlMs` per tenant. */
+class StorageCache {
+  private readonly known = new Map<string, { bytes: number | null; at: number }>();
+
+  constructor(
+    private readonly hosts: HostClient,
+    private readonly ttlMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  async bytesOf(tenantId: string): Promise<number | null> {
+    const cached = this.known.get(tenantId);
+    if (cached && cached.at + this.ttlMs > this.now()) return cached.bytes;
+    const bytes = (await this.hosts.storageOf(tenantId).catch(() => null))?.bytes ?? null;
+    this.known.set(tenantId, { bytes, at: this.now() });
+    return bytes;
+  }
+}
+
+function gatewayError(code: ErrorCode, message: string, details: Record<string, unknown> = {}): RookeryError {
+  return new RookeryError(code, message, details);
+}
+
+function sendProblem(response: http.ServerResponse, error: RookeryError): void {
+  if (response.headersSent) {
+    response.destroy(error);
+    return;
+  }
+  const body = JSON.stringify(error.toProblem());
+  response.writeHead(error.status, { 'content-type': 'application/problem+json' });
+  response.end(body);
+}
+
+async function readJson(request: http.IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_GATEWAY_BODY_BYTES)
+      throw gatewayError('PayloadTooLarge', 'This request takes a small JSON body.');
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw gatewayError('InvalidJson', 'The body is not valid JSON.');
+  }
+}

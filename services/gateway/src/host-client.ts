@@ -1,0 +1,68 @@
+// The gateway's side of the host's internal API: wake a tenant and learn its
+// socket. A woken tenant's socket is remembered, so a request to a running
+// tenant costs no round trip to the host; a refused connection forgets it.
+import { request } from 'undici';
+
+export type WakeResult =
+  | { ok: true; socketPath: string }
+  | { ok: false; status: number; code: string; message: string; retryAfterSeconds: number | null };
+
+export interface TenantStorage {
+  bytes: number;
+}
+
+export class HostClient {
+  private readonly sockets = new Map<string, string>();
+  private readonly waking = new Map<string, Promise<WakeResult>>();
+
+  constructor(
+    private readonly baseUrl: string,
+    private readonly token: string,
+  ) {}
+
+  /** The socket of a running tenant, waking it if needed; concurrent callers share one wake. */
+  async socketOf(tenantId: string): Promise<WakeResult> {
+    const known = this.sockets.get(tenantId);
+    if (known) return { ok: true, socketPath: known };
+    let pending = this.waking.get(tenantId);
+    if (!pending) {
+      pending = this.wake(tenantId).finally(() => this.waking.delete(tenantId));
+      this.waking.set(tenantId, pending);
+    }
+    return pending;
+  }
+
+  forget(tenantId: string): void {
+    this.sockets.delete(tenantId);
+  }
+
+  /** Bytes the tenant stores, read by the host without waking it. */
+  async storageOf(tenantId: string): Promise<TenantStorage | null> {
+    const response = await request(`${this.baseUrl}/tenants/${encodeURIComponent(tenantId)}/stats`, {
+      headers: { 'x-rookery-internal-token': this.token },
+    });
+    const body = (await response.body.json()) as { bytesOnDisk?: unknown };
+    if (response.statusCode !== 200 || typeof body.bytesOnDisk !== 'number') return null;
+    return { bytes: body.bytesOnDisk };
+  }
+
+  private async wake(tenantId: string): Promise<WakeResult> {
+    const response = await request(`${this.baseUrl}/tenants/${encodeURIComponent(tenantId)}/wake`, {
+      method: 'POST',
+      headers: { 'x-rookery-internal-token': this.token },
+    });
+    const body = (await response.body.json()) as Record<string, unknown>;
+    if (response.statusCode === 200 && typeof body.socketPath === 'string') {
+      this.sockets.set(tenantId, body.socketPath);
+      return { ok: true, socketPath: body.socketPath };
+    }
+    const retryAfter = Number(response.headers['retry-after']);
+    return {
+      ok: false,
+      status: response.statusCode,
+      code: typeof body.code === 'string' ? body.code : 'TenantUnavailable',
+      message: typeof body.detail === 'string' ? body.detail : `the host answered ${response.statusCode}`,
+      retryAfterSeconds: Number.isFinite(retryAfter) ? retryAfter : null,
+    };
+  }
+}

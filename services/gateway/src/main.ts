@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+// The gateway process: loads the CA, the master key and its server
+// certificate, opens the control store, and serves HTTPS until SIGTERM.
+import { openPostgresControlStore, openSqliteControlStore } from '@rookery/control';
+import { loadOrCreateCertificateAuthority, loadOrCreateMasterKey } from '@rookery/pki';
+import pino from 'pino';
+import { embeddedPaths, loadGatewayConfig } from './config.js';
+import { startGateway } from './gateway.js';
+import { HostClient } from './host-client.js';
+import { ensureServerCertificate, watchServerCertificate } from './server-certificate.js';
+
+const config = loadGatewayConfig();
+const log = pino({ level: config.logLevel, base: { service: 'gateway' } });
+const paths = embeddedPaths(config.dataDir);
+const ca = await loadOrCreateCertificateAuthority(paths.certificateAuthority);
+const masterKey = await loadOrCreateMasterKey(paths.masterKey);
+const serverCertificate = await ensureServerCertificate(ca, paths.serverCertificate, config.serverNames);
+const store = config.controlDatabaseUrl
+  ? await openPostgresControlStore(config.controlDatabaseUrl)
+  : await openSqliteControlStore(paths.controlDatabase);
+
+const gateway = await startGateway({
+  host: config.host,
+  port: config.port,
+  caPem: ca.certPem,
+  serverCertificate,
+  store,
+  hosts: new HostClient(config.hostUrl, config.internalToken),
+  masterKey,
+  logger: log,
+});
+const stopWatching = watchServerCertificate(paths.serverCertificate, (c) =>
+  gateway.rotateServerCertificate(c),
+);
+log.info({ url: gateway.url }, 'gateway ready');
+if (process.send) process.send({ ready: true, url: gateway.url });
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, 'gateway shutting down');
+  stopWatching();
+  await gateway.close();
+  await store.close();
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -1,0 +1,54 @@
+// Usage per tenant per minute, summed in memory on the request path (a few
+// additions) and flushed to the control plane in one write every few seconds:
+// the store never sits between a request and its answer.
+import type { UsageRow } from '@rookery/control';
+
+const MINUTE_MS = 60_000;
+
+export interface RequestUsage {
+  bytesIn: number;
+  bytesOut: number;
+  workUnits: number;
+}
+
+export class UsageMeter {
+  private pending = new Map<string, UsageRow>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  record(tenantId: string, usage: RequestUsage): void {
+    const minute = Math.floor(this.now() / MINUTE_MS) * MINUTE_MS;
+    const key = `${tenantId}\u0000${minute}`;
+    let row = this.pending.get(key);
+    if (!row) {
+      row = { tenantId, minute, requests: 0, bytesIn: 0, bytesOut: 0, workUnits: 0 };
+      this.pending.set(key, row);
+    }
+    row.requests++;
+    row.bytesIn += usage.bytesIn;
+    row.bytesOut += usage.bytesOut;
+    row.workUnits += usage.workUnits;
+  }
+
+  /** Hands over everything recorded so far; on a failed write the caller gives the rows back. */
+  take(): UsageRow[] {
+    const rows = [...this.pending.values()];
+    this.pending = new Map();
+    return rows;
+  }
+
+  /** Puts rows back after a failed flush, so usage is never lost to a control-plane hiccup. */
+  restore(rows: readonly UsageRow[]): void {
+    for (const row of rows) {
+      const key = `${row.tenantId}\u0000${row.minute}`;
+      const known = this.pending.get(key);
+      if (!known) this.pending.set(key, { ...row });
+      else {
+        known.requests += row.requests;
+        known.bytesIn += row.bytesIn;
+        known.bytesOut += row.bytesOut;
+        known.workUnits += row.workUnits;
+      }
+    }
+  }
+}

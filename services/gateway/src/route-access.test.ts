@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { classifyTenantRoute } from './route-access.js';
+
+describe('classifyTenantRoute', () => {
+  it.each([
+    ['GET', '/databases/shop/docs?id=users/1', 'shop', 'read'],
+    ['HEAD', '/databases/shop/docs?id=users/1', 'shop', 'read'],
+    ['PUT', '/databases/shop/docs?id=users/1', 'shop', 'write'],
+    ['DELETE', '/databases/shop/docs?id=users/1', 'shop', 'write'],
+    ['POST', '/databases/shop/bulk_docs', 'shop', 'write'],
+    ['POST', '/databases/shop/bulk_insert', 'shop', 'write'],
+    ['POST', '/databases/shop/queries', 'shop', 'read'],
+    ['GET', '/databases/shop/queries?query=from%20Users', 'shop', 'read'],
+    ['PUT', '/databases/shop/indexes', 'shop', 'write'],
+    ['POST', '/databases/shop/indexes/reset?name=x', 'shop', 'write'],
+    ['GET', '/databases/shop/hilo/next?tag=users', 'shop', 'read'],
+    ['GET', '/databases', null, 'read'],
+    ['PUT', '/admin/databases', null, 'admin'],
+    ['DELETE', '/admin/databases?name=shop', null, 'admin'],
+  ])('%s %s → database %s, %s', (method, url, database, access) => {
+    expect(classifyTenantRoute(method, url)).toEqual({
+      explicitTenant: null,
+      database,
+      access,
+      upstreamPath: url,
+    });
+  });
+
+  it('takes the tenant from /tenants/{id}/… and strips it for the container', () => {
+    expect(classifyTenantRoute('GET', '/tenants/acme/databases/shop/docs?id=a')).toEqual({
+      explicitTenant: 'acme',
+      database: 'shop',
+      access: 'read',
+      upstreamPath: '/databases/shop/docs?id=a',
+    });
+    expect(classifyTenantRoute('PUT', '/tenants/acme/admin/databases')).toMatchObject({
+      explicitTenant: 'acme',
+      access: 'admin',
+      upstreamPath: '/admin/databases',
+    });
+  });
+
+  it('decodes database names and refuses paths a tenant does not serve', () => {
+    expect(classifyTenantRoute('GET', '/databases/my%20db/stats')?.database).toBe('my db');
+    expect(classifyTenantRoute('GET', '/databases/%E0%A4%A/stats')).toBeNull();
+    expect(classifyTenantRoute('GET', '/health')).toBeNull();
+    expect(classifyTenantRoute('GET', '/tenants/acme')).toBeNull();
+    expect(classifyTenantRoute('GET', '/tenants/acme/usage')).toBeNull();
+    expect(classifyTenantRoute('GET', '/')).toBeNull();
+  });
+});

@@ -1,0 +1,53 @@
+// What a request to the gateway asks for: which tenant, which database, and
+// whether it reads, writes or administers. The gateway decides access from
+// this alone, before any byte reaches a tenant container.
+
+export type Access = 'read' | 'write' | 'admin';
+
+export interface TenantRoute {
+  /** The tenant named in the path (`/tenants/{id}/…`), or null when it comes from the certificate. */
+  explicitTenant: string | null;
+  /** The database the request touches; null for tenant-wide routes such as the database list. */
+  database: string | null;
+  access: Access;
+  /** The path (with query string) the tenant container serves. */
+  upstreamPath: string;
+}
+
+const EXPLICIT = /^\/tenants\/([^/?]+)(\/[^?]*)?(\?.*)?$/;
+const DATABASE = /^\/databases\/([^/?]+)/;
+
+/** Classifies a tenant-bound request; null if the path is not one a tenant container serves. */
+export function classifyTenantRoute(method: string, url: string): TenantRoute | null {
+  let explicitTenant: string | null = null;
+  let upstreamPath = url;
+  const explicit = EXPLICIT.exec(url);
+  if (explicit) {
+    explicitTenant = decodeSegment(explicit[1]!);
+    if (explicitTenant === null) return null;
+    upstreamPath = (explicit[2] ?? '/') + (explicit[3] ?? '');
+  }
+  const path = upstreamPath.split('?', 1)[0]!;
+  if (path === '/admin/databases') return { explicitTenant, database: null, access: 'admin', upstreamPath };
+  if (path === '/databases') return { explicitTenant, database: null, access: 'read', upstreamPath };
+  const database = DATABASE.exec(path);
+  if (!database) return null;
+  const name = decodeSegment(database[1]!);
+  if (name === null) return null;
+  return { explicitTenant, database: name, access: accessOf(method, path), upstreamPath };
+}
+
+/** Reads never change data; a query is a POST but reads (RQL updates are not supported). */
+function accessOf(method: string, path: string): Access {
+  if (method === 'GET' || method === 'HEAD') return 'read';
+  if (method === 'POST' && /^\/databases\/[^/]+\/queries$/.test(path)) return 'read';
+  return 'write';
+}
+
+function decodeSegment(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,176 @@
+// A whole embedded Rookery for end-to-end tests, with real parts: a SQLite
+// control store, the CA, the host supervising real tenant processes, and the
+// gateway on HTTPS. Principals get real certificates; clients speak real TLS.
+import {
+  type ControlStore,
+  type CreatePrincipalInput,
+  openSqliteControlStore,
+  type Principal,
+} from '@rookery/control';
+import { buildHostServer, loadHostConfig, TenantSupervisor } from '@rookery/host';
+import {
+  type CertificateAuthority,
+  issueClientCertificate,
+  issueServerCertificate,
+  loadOrCreateCertificateAuthority,
+  loadOrCreateMasterKey,
+} from '@rookery/pki';
+import { makeTempDir } from '@rookery/testkit';
+import pino from 'pino';
+import { Agent, request } from 'undici';
+import { embeddedPaths } from '../config.js';
+import { type Gateway, startGateway } from '../gateway.js';
+import { HostClient } from '../host-client.js';
+
+export const TOKEN = 'test-internal-token-0123456789';
+
+export interface Client {
+  principal: Principal;
+  thumbprint: string;
+  serial: string;
+  certPem: string;
+  keyPem: string;
+  agent: Agent;
+  call(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{
+    status: number;
+    headers: Record<string, string | string[] | undefined>;
+    json: Record<string, unknown>;
+    text: string;
+  }>;
+}
+
+export interface Stack {
+  dir: string;
+  hostUrl: string;
+  store: ControlStore;
+  ca: CertificateAuthority;
+  masterKey: Buffer;
+  gateway: Gateway;
+  supervisor: TenantSupervisor;
+  clock: { now: number | null };
+  client(input: CreatePrincipalInput): Promise<Client>;
+  close(): Promise<void>;
+}
+
+export async function startStack(
+  options: {
+    idleStopMs?: number /** Tests change quotas and expect them at once: no cache by default. */;
+    tenantCacheMs?: number;
+  } = {},
+): Promise<Stack> {
+  const tmp = makeTempDir();
+  const dir = tmp.dir;
+  const logger = pino({ level: 'silent' });
+  // The embedded layout, so a gateway process started on `dir` finds the same store, CA and key.
+  const paths = embeddedPaths(dir);
+  const store = await openSqliteControlStore(paths.controlDatabase);
+  const ca = await loadOrCreateCertificateAuthority(paths.certificateAuthority);
+  const masterKey = await loadOrCreateMasterKey(paths.masterKey);
+  const hostConfig = loadHostConfig(
+    {},
+    {
+      dataDir: dir,
+      internalToken: TOKEN,
+      port: 0,
+      idleStopMs: options.idleStopMs ?? 0,
+      // Tenants start from TypeScript sources here (tsx): slower than a built tenant.
+      startDeadlineMs: 30_000,
+      spareProcesses: 0,
+      tenantLogLevel: 'silent',
+      tenantMemoryMb: 0,
+      tenantCpus: 0,
+    },
+  );
+  const supervisor = new TenantSupervisor(hostConfig, { logger, stdio: 'ignore' });
+  const host = buildHostServer({ supervisor, internalToken: TOKEN, logger });
+  const hostUrl = await host.listen({ host: '127.0.0.1', port: 0 });
+  const server = await issueServerCertificate(ca, { hosts: ['localhost', '127.0.0.1'], validDays: 30 });
+  // A clock the tests can move (TOTP session expiry); null follows the real time.
+  const clock = { now: null as number | null };
+  const gateway = await startGateway({
+    host: '127.0.0.1',
+    port: 0,
+    caPem: ca.certPem,
+    serverCertificate: server,
+    store,
+    hosts: new HostClient(hostUrl, TOKEN),
+    masterKey,
+    logger,
+    usageFlushMs: 200,
+    storageCheckMs: 0,
+    tenantCacheMs: options.tenantCacheMs ?? 0,
+    now: () => clock.now ?? Date.now(),
+  });
+  const agents: Agent[] = [];
+
+  return {
+    dir,
+    hostUrl,
+    store,
+    ca,
+    masterKey,
+    gateway,
+    supervisor,
+    clock,
+    async client(input) {
+      const principal = await store.createPrincipal(input);
+      const issued = await issueClientCertificate(ca, {
+        principalId: principal.id,
+        tenantId: principal.tenantId,
+        kind: principal.kind,
+        name: principal.name,
+        validDays: 30,
+      });
+      await store.addCertificate({
+        serial: issued.serial,
+        thumbprint: issued.thumbprint,
+        principalId: principal.id,
+        notBefore: issued.notBefore,
+        notAfter: issued.notAfter,
+        revokedAt: null,
+        pem: issued.certPem,
+      });
+      const agent = new Agent({
+        connect: { ca: ca.certPem, cert: issued.certPem, key: issued.keyPem, servername: 'localhost' },
+      });
+      agents.push(agent);
+      return {
+        principal,
+        thumbprint: issued.thumbprint,
+        serial: issued.serial,
+        certPem: issued.certPem,
+        keyPem: issued.keyPem,
+        agent,
+        async call(method, urlPath, body, headers = {}) {
+          const response = await request(gateway.url + urlPath, {
+            method: method as 'GET',
+            dispatcher: agent,
+            headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+            body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+          });
+          const text = await response.body.text();
+          let json: Record<string, unknown> = {};
+          try {
+            json = text ? JSON.parse(text) : {};
+          } catch {
+            // not JSON
+          }
+          return { status: response.statusCode, headers: response.headers, json, text };
+        },
+      };
+    },
+    async close() {
+      for (const agent of agents) await agent.close().catch(() => undefined);
+      await gateway.close();
+      await supervisor.shutdown();
+      await host.close();
+      await store.close();
+      tmp.cleanup();
+    },
+  };
+}

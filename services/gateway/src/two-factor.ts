@@ -1,0 +1,136 @@
+// People's certificates need a second factor: a TOTP code opens a session for
+// a chosen duration, bound to the browser (a cookie) or to the certificate
+// itself (any client holding it). Codes are single-use (the control plane
+// records each accepted time step) and failed attempts are rate-limited.
+import crypto from 'node:crypto';
+import type { ControlStore, Principal, TwoFactorSession } from '@rookery/control';
+import { openSecret } from '@rookery/pki';
+import { verify } from 'otplib';
+
+export const SESSION_COOKIE = 'rookery_2fa';
+const PERIOD_SECONDS = 30;
+/** One period either side: a phone's clock a little off still works. */
+const TOLERANCE_SECONDS = 30;
+const MAX_FAILURES = 5;
+const FAILURE_WINDOW_MS = 5 * 60_000;
+
+export type Binding = 'browser' | 'certificate';
+
+export type OpenOutcome =
+  | { ok: true; session: TwoFactorSession; cookieToken: string | null }
+  | {
+      ok: false;
+      status: 400 | 401 | 429;
+      code:
+        | 'TwoFactorNotEnrolled'
+        | 'InvalidTwoFactorCode'
+        | 'TwoFactorCodeReused'
+        | 'TooManyTwoFactorAttempts';
+      message: string;
+      retryAfterSeconds?: number;
+    };
+
+export function hashToken(token: string): string {
+  return crypto.createHash('sha256').update(token).digest('hex');
+}
+
+export class TwoFactor {
+  private readonly failures = new Map<string, number[]>();
+
+  constructor(
+    private readonly store: ControlStore,
+    private readonly masterKey: Buffer,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** A live session for this request, from its cookie or its certificate; null if there is none. */
+  async sessionFor(thumbprint: string, cookieHeader: string | undefined): Promise<TwoFactorSession | null> {
+    const now = this.now();
+    const token = cookieValue(cookieHeader, SESSION_COOKIE);
+    if (token) {
+      const session = await this.store.findTwoFactorSession(hashToken(token));
+      // A cookie only counts with the certificate it was opened with.
+      if (session && session.thumbprint === thumbprint && session.expiresAt > now) return session;
+    }
+    return this.store.findCertificateSession(thumbprint, now);
+  }
+
+  async open(
+    principal: Principal,
+    thumbprint: string,
+    request: { code: string; minutes: number; binding: Binding },
+  ): Promise<OpenOutcome> {
+    const now = this.now();
+    const recent = (this.failures.get(principal.id) ?? []).filter((t) => t > now - FAILURE_WINDOW_MS);
+    if (recent.length >= MAX_FAILURES) {
+      const retryAfterSeconds = Math.ceil((recent[0]! + FAILURE_WINDOW_MS - now) / 1000);
+      return {
+        ok: false,
+        status: 429,
+        code: 'TooManyTwoFactorAttempts',
+        message: `Too many wrong codes; try again in ${retryAfterSeconds} s.`,
+        retryAfterSeconds,
+      };
+    }
+    const sealed = await this.store.getTotpSecret(principal.id);
+    if (!sealed) {
+      return {
+        ok: false,
+        status: 400,
+        code: 'TwoFactorNotEnrolled',
+        message:
+          'This person has no authenticator enrolled; an administrator enrols one with `rookery totp enrol`.',
+      };
+    }
+    const epochSeconds = Math.floor(now / 1000);
+    const result = await verify({
+      secret: openSecret(this.masterKey, sealed, principal.id),
+      token: request.code,
+      epoch: epochSeconds,
+      epochTolerance: TOLERANCE_SECONDS,
+    });
+    if (!result.valid) {
+      recent.push(now);
+      this.failures.set(principal.id, recent);
+      return {
+        ok: false,
+        status: 401,
+        code: 'InvalidTwoFactorCode',
+        message: 'That code is not valid now; enter the current code from your authenticator.',
+      };
+    }
+    // The matched time step, recorded once: the same code cannot open a second session.
+    const step =
+      'timeStep' in result && typeof result.timeStep === 'number'
+        ? result.timeStep
+        : Math.floor(epochSeconds / PERIOD_SECONDS) + result.delta;
+    if (!(await this.store.claimTotpStep(principal.id, step))) {
+      return {
+        ok: false,
+        status: 401,
+        code: 'TwoFactorCodeReused',
+        message: 'That code was already used; wait for the next one.',
+      };
+    }
+    this.failures.delete(principal.id);
+    const token = crypto.randomBytes(32).toString('base64url');
+    const session: TwoFactorSession = {
+      tokenHash: hashToken(token),
+      principalId: principal.id,
+      thumbprint,
+      binding: request.binding,
+      expiresAt: now + request.minutes * 60_000,
+    };
+    await this.store.createTwoFactorSession(session);
+    return { ok: true, session, cookieToken: request.binding === 'browser' ? token : null };
+  }
+}
+
+function cookieValue(header: string | undefined, name: string): string | null {
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return null;
+}
