@@ -1,6 +1,29 @@
-// @rookery/control: the control plane. For now its store (tenants, databases,
+// @rookery/control: the control plane. Its store (tenants, databases,
 // placements, principals, certificates, TOTP, usage) behind one interface with
-// SQLite and PostgreSQL implementations.
+// SQLite and PostgreSQL implementations, the embedded file layout, and the
+// admin operations the CLI (and later the control API) are built from.
+export {
+  bundlePkcs12,
+  DEFAULT_CERTIFICATE_DAYS,
+  type IssueCertificateInput,
+  type IssuedPrincipalCertificate,
+  issuePrincipalCertificate,
+  requireCertificate,
+  revokePrincipalCertificate,
+} from './admin/certificates.js';
+export { requirePrincipal, requireTenant } from './admin/require.js';
+export { type ProvisionTenantInput, provisionTenant } from './admin/tenants.js';
+export {
+  enrolTotp,
+  openTotpSecret,
+  resetTotp,
+  sealTotpSecret,
+  TOTP_ISSUER,
+  type TotpEnrolment,
+} from './admin/totp.js';
+export { parseInput } from './input.js';
+export { type OpenControlStoreOptions, openControlStore } from './open.js';
+export { type ControlPaths, controlPaths } from './paths.js';
 export type { ControlStore, CreatePrincipalInput, CreateTenantInput } from './store/control-store.js';
 export { TOTP_STEPS_KEPT } from './store/kysely-store.js';
 export { openPostgresControlStore, type PostgresControlStoreOptions } from './store/postgres.js';

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { DatabaseNameSchema, RookeryError } from '@rookery/protocol';
 import { type CompiledQuery, type Kysely, type Selectable, sql } from 'kysely';
 import { z } from 'zod';
+import { parseInput as parse } from '../input.js';
 import type { ControlStore, CreatePrincipalInput, CreateTenantInput } from './control-store.js';
 import type {
   CertificatesTable,
@@ -73,17 +74,6 @@ function brokenConstraint(error: unknown): Constraint {
   return null;
 }
 
-function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-  throw new RookeryError(
-    'InvalidRequest',
-    `The ${what} is not valid: ${where}${issue?.message ?? 'invalid'}.`,
-  );
-}
-
 function tenantId(id: string): string {
   const result = TenantIdSchema.safeParse(id);
   if (!result.success) {
@@ -109,7 +99,7 @@ function databaseName(name: string): string {
 const tenantNotFound = (id: string) =>
   new RookeryError(
     'TenantNotFound',
-    `There is no tenant "${id}"; list tenants with \`rookery tenants list\`.`,
+    `There is no tenant "${id}"; list tenants with \`rookery tenant list\`.`,
   );
 const principalNotFound = (id: string) =>
   new RookeryError('PrincipalNotFound', `There is no principal "${id}" (it may have been deleted).`);

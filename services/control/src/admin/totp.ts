@@ -1,0 +1,73 @@
+// TOTP enrolment for people. The secret is sealed under the master key with the
+// principal id as context (so a sealed value copied to another principal's row
+// does not open) — sealTotpSecret and openTotpSecret are the one pair that
+// both the enrolment here and the gateway's code check use.
+import { openSecret, sealSecret } from '@rookery/pki';
+import { RookeryError } from '@rookery/protocol';
+import { generateSecret, generateURI } from 'otplib';
+import type { ControlStore } from '../store/control-store.js';
+import type { Principal } from '../store/types.js';
+import { requirePrincipal } from './require.js';
+
+/** The name authenticator apps show above the code. */
+export const TOTP_ISSUER = 'Rookery';
+
+export function sealTotpSecret(masterKey: Buffer, secret: string, principalId: string): string {
+  return sealSecret(masterKey, secret, principalId);
+}
+
+export function openTotpSecret(masterKey: Buffer, sealed: string, principalId: string): string {
+  return openSecret(masterKey, sealed, principalId);
+}
+
+export interface TotpEnrolment {
+  principal: Principal;
+  /** Base32; shown once, for people who type it instead of scanning. */
+  secret: string;
+  /** otpauth://totp/… for the QR code (SHA-1, 6 digits, 30 s: what every authenticator app reads). */
+  uri: string;
+}
+
+/**
+ * Gives a person a new authenticator secret. A person who already has one
+ * keeps it (TwoFactorAlreadyEnrolled): replacing it silently would lock them
+ * out; `resetTotp` first says that on purpose.
+ */
+export async function enrolTotp(
+  store: ControlStore,
+  masterKey: Buffer,
+  input: { principalId: string },
+): Promise<TotpEnrolment> {
+  const principal = await requirePrincipal(store, input.principalId);
+  if (principal.kind !== 'person') {
+    throw new RookeryError(
+      'InvalidRequest',
+      `"${principal.name}" is a program: programs sign in with their certificate alone; only people enrol an authenticator.`,
+    );
+  }
+  if ((await store.getTotpSecret(principal.id)) !== null) {
+    throw new RookeryError(
+      'TwoFactorAlreadyEnrolled',
+      `"${principal.name}" already has an authenticator; reset it first with \`rookery totp reset ${principal.id}\`.`,
+    );
+  }
+  const secret = generateSecret();
+  await store.setTotpSecret(principal.id, sealTotpSecret(masterKey, secret, principal.id));
+  const label = principal.tenantId ? `${principal.name}@${principal.tenantId}` : principal.name;
+  return { principal, secret, uri: generateURI({ issuer: TOTP_ISSUER, label, secret }) };
+}
+
+/**
+ * Removes a person's authenticator and ends their two-factor sessions (a lost
+ * phone must not leave a session open). They enrol again with `enrolTotp`.
+ */
+export async function resetTotp(
+  store: ControlStore,
+  input: { principalId: string },
+): Promise<{ principal: Principal; hadAuthenticator: boolean }> {
+  const principal = await requirePrincipal(store, input.principalId);
+  const hadAuthenticator = (await store.getTotpSecret(principal.id)) !== null;
+  await store.clearTotpSecret(principal.id);
+  await store.deleteTwoFactorSessions(principal.id);
+  return { principal, hadAuthenticator };
+}
