@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 /** The gateway's configuration, read from `ROOKERY_*` environment variables. */
 export const GatewayConfigSchema = z.object({
-  /** Root of the embedded deployment: control/ (store, CA, master key) and gateway/ (server certificate). */
+  /** Root of the embedded deployment; what lives where is @rookery/control's `controlPaths`. */
   dataDir: z.string().min(1).default(path.resolve('.rookery/data')),
   host: z.string().min(1).default('127.0.0.1'),
   port: z.coerce.number().int().min(0).max(65535).default(8443),
@@ -48,14 +48,4 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     throw new Error(`Invalid gateway configuration: ${problems.join('; ')}`);
   }
   return parsed.data;
-}
-
-/** Where the embedded deployment keeps things, under the data directory. */
-export function embeddedPaths(dataDir: string) {
-  return {
-    controlDatabase: path.join(dataDir, 'control', 'control.db'),
-    certificateAuthority: path.join(dataDir, 'control', 'ca'),
-    masterKey: path.join(dataDir, 'control', 'master.key'),
-    serverCertificate: path.join(dataDir, 'gateway'),
-  };
 }

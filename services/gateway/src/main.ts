@@ -1,23 +1,21 @@
 #!/usr/bin/env node
 // The gateway process: loads the CA, the master key and its server
 // certificate, opens the control store, and serves HTTPS until SIGTERM.
-import { openPostgresControlStore, openSqliteControlStore } from '@rookery/control';
+import { controlPaths, openControlStore } from '@rookery/control';
 import { loadOrCreateCertificateAuthority, loadOrCreateMasterKey } from '@rookery/pki';
 import pino from 'pino';
-import { embeddedPaths, loadGatewayConfig } from './config.js';
+import { loadGatewayConfig } from './config.js';
 import { startGateway } from './gateway.js';
 import { HostClient } from './host-client.js';
 import { ensureServerCertificate, watchServerCertificate } from './server-certificate.js';
 
 const config = loadGatewayConfig();
 const log = pino({ level: config.logLevel, base: { service: 'gateway' } });
-const paths = embeddedPaths(config.dataDir);
+const paths = controlPaths(config.dataDir);
 const ca = await loadOrCreateCertificateAuthority(paths.certificateAuthority);
 const masterKey = await loadOrCreateMasterKey(paths.masterKey);
 const serverCertificate = await ensureServerCertificate(ca, paths.serverCertificate, config.serverNames);
-const store = config.controlDatabaseUrl
-  ? await openPostgresControlStore(config.controlDatabaseUrl)
-  : await openSqliteControlStore(paths.controlDatabase);
+const store = await openControlStore({ dataDir: config.dataDir, databaseUrl: config.controlDatabaseUrl });
 
 const gateway = await startGateway({
   host: config.host,

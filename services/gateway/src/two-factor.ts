@@ -3,8 +3,7 @@
 // itself (any client holding it). Codes are single-use (the control plane
 // records each accepted time step) and failed attempts are rate-limited.
 import crypto from 'node:crypto';
-import type { ControlStore, Principal, TwoFactorSession } from '@rookery/control';
-import { openSecret } from '@rookery/pki';
+import { type ControlStore, openTotpSecret, type Principal, type TwoFactorSession } from '@rookery/control';
 import { verify } from 'otplib';
 
 export const SESSION_COOKIE = 'rookery_2fa';
@@ -84,7 +83,7 @@ export class TwoFactor {
     }
     const epochSeconds = Math.floor(now / 1000);
     const result = await verify({
-      secret: openSecret(this.masterKey, sealed, principal.id),
+      secret: openTotpSecret(this.masterKey, sealed, principal.id),
       token: request.code,
       epoch: epochSeconds,
       epochTolerance: TOLERANCE_SECONDS,

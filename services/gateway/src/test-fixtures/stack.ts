@@ -4,13 +4,14 @@
 import {
   type ControlStore,
   type CreatePrincipalInput,
+  controlPaths,
+  issuePrincipalCertificate,
   openSqliteControlStore,
   type Principal,
 } from '@rookery/control';
 import { buildHostServer, loadHostConfig, TenantSupervisor } from '@rookery/host';
 import {
   type CertificateAuthority,
-  issueClientCertificate,
   issueServerCertificate,
   loadOrCreateCertificateAuthority,
   loadOrCreateMasterKey,
@@ -18,7 +19,6 @@ import {
 import { makeTempDir } from '@rookery/testkit';
 import pino from 'pino';
 import { Agent, request } from 'undici';
-import { embeddedPaths } from '../config.js';
 import { type Gateway, startGateway } from '../gateway.js';
 import { HostClient } from '../host-client.js';
 
@@ -67,7 +67,7 @@ export async function startStack(
   const dir = tmp.dir;
   const logger = pino({ level: 'silent' });
   // The embedded layout, so a gateway process started on `dir` finds the same store, CA and key.
-  const paths = embeddedPaths(dir);
+  const paths = controlPaths(dir);
   const store = await openSqliteControlStore(paths.controlDatabase);
   const ca = await loadOrCreateCertificateAuthority(paths.certificateAuthority);
   const masterKey = await loadOrCreateMasterKey(paths.masterKey);
@@ -119,30 +119,15 @@ export async function startStack(
     clock,
     async client(input) {
       const principal = await store.createPrincipal(input);
-      const issued = await issueClientCertificate(ca, {
-        principalId: principal.id,
-        tenantId: principal.tenantId,
-        kind: principal.kind,
-        name: principal.name,
-        validDays: 30,
-      });
-      await store.addCertificate({
-        serial: issued.serial,
-        thumbprint: issued.thumbprint,
-        principalId: principal.id,
-        notBefore: issued.notBefore,
-        notAfter: issued.notAfter,
-        revokedAt: null,
-        pem: issued.certPem,
-      });
+      const issued = await issuePrincipalCertificate(store, ca, { principalId: principal.id, validDays: 30 });
       const agent = new Agent({
         connect: { ca: ca.certPem, cert: issued.certPem, key: issued.keyPem, servername: 'localhost' },
       });
       agents.push(agent);
       return {
         principal,
-        thumbprint: issued.thumbprint,
-        serial: issued.serial,
+        thumbprint: issued.record.thumbprint,
+        serial: issued.record.serial,
         certPem: issued.certPem,
         keyPem: issued.keyPem,
         agent,
