@@ -1,6 +1,12 @@
-// `npm start`: install what is missing, build, start the Rookery tenant service
-// on embedded defaults, create a first database and print how to connect.
+// `npm start`: install what is missing, build, then bring up the whole service
+// on embedded defaults — the host (which starts one process per tenant on
+// demand) and the gateway (HTTPS with client certificates, the only public
+// endpoint), both reading a SQLite control plane — create a first tenant,
+// its admin certificate and a `demo` database, and print how to connect.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import https from 'node:https';
 import path from 'node:path';
 import { ensureDependencies, root, runPnpm, step } from './lib/bootstrap.mjs';
 
@@ -8,35 +14,124 @@ ensureDependencies();
 step('Building');
 runPnpm(['exec', 'turbo', 'run', 'build', '--output-logs=errors-only']);
 
-const dataDir = process.env.ROOKERY_DATA ?? path.join(root, '.rookery', 'data');
-step(`Starting the tenant service (data in ${dataDir})`);
-const child = spawn(process.execPath, [path.join(root, 'services', 'tenant', 'dist', 'main.js')], {
-  env: { ROOKERY_DATA: dataDir, ROOKERY_PORT: '8080', ...process.env },
-  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-});
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+const dataDir = path.resolve(process.env.ROOKERY_DATA ?? path.join(root, '.rookery', 'data'));
+const port = process.env.ROOKERY_GATEWAY_PORT ?? '8443';
+const hostPort = process.env.ROOKERY_HOST_PORT ?? '8081';
+const tenantId = process.env.ROOKERY_FIRST_TENANT ?? 'demo';
 
-child.once('message', async ({ address }) => {
-  const created = await fetch(`${address}/admin/databases`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ Name: 'demo' }),
+step(`Preparing the control plane, the CA and the first tenant (${tenantId}) in ${dataDir}`);
+const { bootstrap } = await import(path.join(root, 'packages', 'cli', 'dist', 'index.js'));
+const { controlPaths } = await import(path.join(root, 'services', 'control', 'dist', 'index.js'));
+const admin = await bootstrap({ dataDir, tenantId });
+const internalToken = readOrCreateSecret(controlPaths(dataDir).internalToken);
+
+const env = {
+  ...process.env,
+  ROOKERY_DATA: dataDir,
+  ROOKERY_INTERNAL_TOKEN: internalToken,
+  ROOKERY_HOST_PORT: hostPort,
+  ROOKERY_HOST_URL: `http://127.0.0.1:${hostPort}`,
+  ROOKERY_GATEWAY_PORT: port,
+};
+const children = [];
+// Installed before anything starts: a Ctrl+C during start-up must stop what
+// already runs too, not leave a host or a gateway behind without its parent.
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    stopping = true;
+    for (const child of [...children].reverse()) child.kill('SIGTERM');
   });
-  if (created.status !== 201 && created.status !== 409) {
-    process.stderr.write(`Could not create the demo database: ${created.status} ${await created.text()}\n`);
-  }
-  process.stdout.write(`
-Rookery is running at ${address} with a database named "demo". Try:
+}
+step('Starting the host and the gateway');
+await startService('host', path.join(root, 'services', 'host', 'dist', 'main.js'));
+const { url } = await startService('gateway', path.join(root, 'services', 'gateway', 'dist', 'main.js'));
+const publicUrl = url.replace('127.0.0.1', 'localhost');
 
-  curl -X PUT '${address}/databases/demo/docs?id=users/1-A' \\
+// The first request wakes the tenant: give it the host's start deadline and then some.
+const created = await callGateway('PUT', '/admin/databases', { Name: 'demo' }).catch((error) => ({
+  status: 0,
+  body: error.message,
+}));
+if (created.status !== 201 && created.status !== 409) {
+  process.stderr.write(`Could not create the demo database: ${created.status} ${created.body}\n`);
+}
+
+const tls = `--cacert ${admin.caFile} --cert ${admin.certFile} --key ${admin.keyFile}`;
+process.stdout.write(`
+Rookery is running at ${publicUrl} (data in ${dataDir}).
+Tenant "${tenantId}" has a database "demo"; its admin certificate is in ${admin.certDir}. Try:
+
+  curl ${tls} -X PUT '${publicUrl}/databases/demo/docs?id=users/1-A' \\
        -H 'content-type: application/json' \\
        -d '{"Name": "Ada Lovelace", "@metadata": {"@collection": "Users"}}'
 
-  curl '${address}/databases/demo/docs?id=users/1-a'
-  curl '${address}/databases/demo/stats'
+  curl ${tls} '${publicUrl}/databases/demo/docs?id=users/1-a'
+  curl ${tls} -X POST '${publicUrl}/databases/demo/queries' \\
+       -H 'content-type: application/json' \\
+       -d '{"Query": "from Users where Name = \\"Ada Lovelace\\""}'
+  curl ${tls} '${publicUrl}/usage'
 
-Create more databases with:  curl -X PUT ${address}/admin/databases -H 'content-type: application/json' -d '{"Name": "shop"}'
-Stop with Ctrl+C (queued writes are committed before exit).
+More tenants, people with TOTP, certificates and usage:  pnpm rookery --help
+Stop with Ctrl+C (tenants commit queued writes before exiting).
 `);
-});
+
+function readOrCreateSecret(file) {
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const secret = randomBytes(24).toString('base64url');
+    fs.writeFileSync(file, secret, { mode: 0o600 });
+    return secret;
+  }
+}
+
+/** Starts a service's built main, waits for its `ready` IPC message; the start fails if it exits first. */
+function startService(name, entry) {
+  const child = spawn(process.execPath, ['--no-node-snapshot', entry], {
+    env,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    child.once('message', (message) => resolve(message));
+    child.once('exit', (code, signal) => {
+      // Asked to stop (Ctrl+C): done once the last service has finished its shutdown.
+      if (stopping) {
+        if (children.every((c) => c.exitCode !== null || c.signalCode !== null)) process.exit(0);
+        return;
+      }
+      reject(new Error(`the ${name} exited during start-up (${code ?? signal})`));
+      // Once running, one service stopping stops the others: a half-up Rookery helps nobody.
+      for (const other of children) if (other !== child) other.kill('SIGTERM');
+      process.exitCode = code ?? 1;
+    });
+  });
+}
+
+function callGateway(method, urlPath, body) {
+  return new Promise((resolve, reject) => {
+    const request = https.request(
+      new URL(urlPath, url),
+      {
+        method,
+        ca: fs.readFileSync(admin.caFile),
+        cert: fs.readFileSync(admin.certFile),
+        key: fs.readFileSync(admin.keyFile),
+        servername: 'localhost',
+        headers: { 'content-type': 'application/json' },
+      },
+      (response) => {
+        let text = '';
+        response.on('data', (chunk) => {
+          text += chunk;
+        });
+        response.on('end', () => resolve({ status: response.statusCode, body: text }));
+      },
+    );
+    request.once('error', reject);
+    request.setTimeout(60_000, () => request.destroy(new Error('no answer within 60 s')));
+    request.end(JSON.stringify(body));
+  });
+}
