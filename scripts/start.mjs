@@ -22,7 +22,12 @@ const tenantId = process.env.ROOKERY_FIRST_TENANT ?? 'demo';
 step(`Preparing the control plane, the CA and the first tenant (${tenantId}) in ${dataDir}`);
 const { bootstrap } = await import(path.join(root, 'packages', 'cli', 'dist', 'index.js'));
 const { controlPaths } = await import(path.join(root, 'services', 'control', 'dist', 'index.js'));
-const admin = await bootstrap({ dataDir, tenantId });
+// The same control store the gateway will open: PostgreSQL if configured, the embedded SQLite file otherwise.
+const admin = await bootstrap({
+  dataDir,
+  tenantId,
+  databaseUrl: process.env.ROOKERY_CONTROL_DATABASE_URL || undefined,
+});
 const internalToken = readOrCreateSecret(controlPaths(dataDir).internalToken);
 
 const env = {
