@@ -1,13 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { BulkInsertLine, Command, CommandResult, DatabaseStats, HiLoResponse } from '@rookery/protocol';
+import {
+  type BulkInsertLine,
+  type Command,
+  type CommandResult,
+  type DatabaseStats,
+  type HiLoResponse,
+  type IndexDefinition,
+  IndexDefinitionSchema,
+} from '@rookery/protocol';
 import BetterSqlite3 from 'better-sqlite3';
 import { decodeBody } from './compression.js';
 import { assembleDocumentJson, changeVectorOf } from './document-shape.js';
 import { idKey, NODE_TAG } from './ids.js';
 import { TransactionMerger } from './merger.js';
-import { prepareStorage, type SynchronousMode } from './storage/schema.js';
+import type { RecordedOps } from './storage/change-recorder.js';
+import { prepareStorage, SCHEMA_VERSION, type SynchronousMode } from './storage/schema.js';
 import {
   type ChangeRow,
   type DocumentRow,
@@ -16,7 +25,12 @@ import {
   type ReadStatements,
   type Statements,
 } from './storage/statements.js';
-import { type DatabaseState, type DocumentChange, WriteTransaction } from './write-transaction.js';
+import {
+  type DatabaseState,
+  type DocumentChange,
+  TXID_META_KEY,
+  WriteTransaction,
+} from './write-transaction.js';
 
 export interface DatabaseOptions {
   /** fsync policy of docs.db; `full` (default) makes every acknowledged write durable. */
@@ -29,7 +43,24 @@ export interface DatabaseOptions {
   maxDocumentsPerTransaction?: number;
   /** Source of "now" in ms; tests pass a fake clock. */
   clock?: () => number;
+  /**
+   * Runs after every commit that wrote something, with the transaction's number and recorded
+   * operations (the seam the mirror ships from; benchmarks attach prototypes here). A returned
+   * promise holds the transaction's acknowledgment until it resolves.
+   */
+  commitHook?: CommitHook;
 }
+
+/** A committed transaction as the mirror sees it. */
+export interface CommittedTransaction {
+  txid: number;
+  /** When the transaction ran (ms): the documents' `@last-modified`, and what point-in-time restores go by. */
+  committedAt: number;
+  schema: number;
+  ops: RecordedOps;
+}
+
+export type CommitHook = (committed: CommittedTransaction) => Promise<void> | undefined;
 
 /** A document read from docs.db. `json` is the full document text, `@metadata` included. */
 export interface LoadedDocument {
@@ -62,6 +93,7 @@ const HILO_MAX_RANGE = 1 << 20;
 export class Database {
   private readonly merger: TransactionMerger<WriteTransaction>;
   private readonly listeners = new Set<CommitListener>();
+  private readonly commitHook: CommitHook | undefined;
   private closed = false;
 
   private constructor(
@@ -73,6 +105,7 @@ export class Database {
     private readonly clock: () => number,
     options: DatabaseOptions,
   ) {
+    this.commitHook = options.commitHook;
     this.merger = new TransactionMerger(
       () => new WriteTransaction(this.s, this.state, this.clock()),
       (tx) => this.afterCommit(tx),
@@ -131,6 +164,7 @@ export class Database {
       const state: DatabaseState = {
         databaseId,
         lastEtag: s.lastEtag.get()!.etag,
+        txid: Number(s.getMeta.get(TXID_META_KEY)?.value ?? 0),
         collections,
         counters,
         compressionThresholdBytes: options.compressionThresholdBytes ?? 4096,
@@ -283,6 +317,22 @@ export class Database {
     return { Prefix: `${tag}/`, Low: high - size + 1, High: high, LastSize: size, ServerTag: NODE_TAG };
   }
 
+  /** Stores an index definition in docs.db: the index file is derived from it (and rebuilt from it after a restore). */
+  putIndexDefinition(definition: IndexDefinition): Promise<void> {
+    return this.merger.enqueue((tx) => tx.putIndexDefinition(definition));
+  }
+
+  deleteIndexDefinition(name: string): Promise<boolean> {
+    return this.merger.enqueue((tx) => tx.deleteIndexDefinition(name));
+  }
+
+  /** Every index definition stored in docs.db, by name. */
+  indexDefinitions(): IndexDefinition[] {
+    return this.s.indexDefinitions
+      .all()
+      .map((row) => IndexDefinitionSchema.parse(JSON.parse(row.definition)));
+  }
+
   onCommit(listener: CommitListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -300,10 +350,16 @@ export class Database {
     this.sqlite.close();
   }
 
-  private afterCommit(tx: WriteTransaction): void {
+  private afterCommit(tx: WriteTransaction): Promise<void> | undefined {
     tx.publish();
-    if (tx.changes.length === 0) return;
-    for (const listener of this.listeners) listener(tx.changes);
+    if (tx.changes.length > 0) for (const listener of this.listeners) listener(tx.changes);
+    if (!tx.committed || !this.commitHook) return undefined;
+    return this.commitHook({
+      txid: tx.committed.txid,
+      committedAt: tx.now,
+      schema: SCHEMA_VERSION,
+      ops: tx.committed.ops,
+    });
   }
 
   private sizeOnDisk(): number {

@@ -1,7 +1,9 @@
 export { DatabaseCatalog } from './catalog.js';
 export {
   type ChangeEntry,
+  type CommitHook,
   type CommitListener,
+  type CommittedTransaction,
   Database,
   type DatabaseOptions,
   type LoadedDocument,

@@ -47,9 +47,14 @@ export class TransactionMerger<Tx extends MergeableTransaction> {
   private idleWaiters: Array<() => void> = [];
   private readonly counters = { transactions: 0, units: 0 };
 
+  /**
+   * `afterCommit` runs right after each commit. When it returns a promise (a database mirrored
+   * synchronously: the commit must reach the mirror first), the units that succeeded are answered
+   * once it resolves, or fail with its error; the merger meanwhile goes on with the next transaction.
+   */
   constructor(
     private readonly openTransaction: () => Tx,
-    private readonly afterCommit: (tx: Tx) => void,
+    private readonly afterCommit: (tx: Tx) => Promise<void> | undefined,
     private readonly options: MergerOptions,
   ) {}
 
@@ -144,12 +149,26 @@ export class TransactionMerger<Tx extends MergeableTransaction> {
     }
     this.counters.transactions++;
     for (const item of work) this.counters.units += item.units;
-    safely(() => this.afterCommit(tx));
-    for (let i = 0; i < work.length; i++) {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) work[i]!.resolve(outcome.value);
-      else work[i]!.reject(outcome.error);
+    let confirmed: Promise<void> | undefined;
+    try {
+      confirmed = this.afterCommit(tx);
+    } catch {
+      // Listeners' failures never change the outcome of a committed transaction.
     }
+    const settle = (failure: { error: unknown } | null) => {
+      for (let i = 0; i < work.length; i++) {
+        const outcome = outcomes[i]!;
+        if (!outcome.ok) work[i]!.reject(outcome.error);
+        else if (failure) work[i]!.reject(failure.error);
+        else work[i]!.resolve(outcome.value);
+      }
+    };
+    if (confirmed === undefined) settle(null);
+    else
+      confirmed.then(
+        () => settle(null),
+        (error: unknown) => settle({ error }),
+      );
   }
 }
 

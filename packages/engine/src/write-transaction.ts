@@ -2,6 +2,7 @@ import {
   type CommandResult,
   type DocumentInput,
   EMPTY_COLLECTION,
+  type IndexDefinition,
   type Patch,
   RookeryError,
 } from '@rookery/protocol';
@@ -10,6 +11,7 @@ import { assembleDocumentJson, changeVectorOf, prepareDocument } from './documen
 import { classifyId, idKey, NODE_TAG } from './ids.js';
 import type { MergeableTransaction } from './merger.js';
 import { applyPatch } from './patch.js';
+import type { RecordedOps } from './storage/change-recorder.js';
 import type { Statements } from './storage/statements.js';
 
 /** What a committed write changed; published to listeners (changes feed, indexers, mirror) after commit. */
@@ -25,6 +27,11 @@ export interface DocumentChange {
 export interface DatabaseState {
   readonly databaseId: string;
   lastEtag: number;
+  /**
+   * Number of the last committed transaction that wrote anything, stored in docs.db's meta in that
+   * same transaction: the mirror's position, which any copy of the file (a snapshot) carries with it.
+   */
+  txid: number;
   /** Collection names by their lower-case key, in the case they were first stored with. */
   readonly collections: Map<string, string>;
   /** Counter table mirror: `docs/<Collection>` and `tombstones`. */
@@ -35,11 +42,14 @@ export interface DatabaseState {
 export type ExpectedChangeVector = string | null | undefined;
 
 const TOMBSTONES = 'tombstones';
+/** The meta key holding the last transaction number (see DatabaseState.txid). */
+export const TXID_META_KEY = 'txid';
 const docsCounter = (collection: string) => `docs/${collection}`;
 
 /** Where a unit of work started: lengths of the undo logs, so a savepoint costs no copying. */
 interface Snapshot {
   etag: number;
+  recorded: number;
   undoDeltas: number;
   undoCollections: number;
   changes: number;
@@ -52,6 +62,8 @@ interface Snapshot {
  */
 export class WriteTransaction implements MergeableTransaction {
   readonly changes: DocumentChange[] = [];
+  /** Set by a commit that wrote something: this transaction's number and its recorded operations. */
+  committed: { txid: number; ops: RecordedOps } | null = null;
   private etag: number;
   private readonly deltas = new Map<string, number>();
   private readonly newCollections = new Map<string, string>();
@@ -72,6 +84,7 @@ export class WriteTransaction implements MergeableTransaction {
   }
 
   begin(): void {
+    this.s.recorder.clear();
     this.s.begin.run();
   }
 
@@ -79,6 +92,7 @@ export class WriteTransaction implements MergeableTransaction {
     this.s.savepoint.run();
     this.snapshot = {
       etag: this.etag,
+      recorded: this.s.recorder.mark(),
       undoDeltas: this.undoDeltas.length,
       undoCollections: this.undoCollections.length,
       changes: this.changes.length,
@@ -94,6 +108,7 @@ export class WriteTransaction implements MergeableTransaction {
     this.s.release.run();
     const snap = this.snapshot!;
     this.etag = snap.etag;
+    this.s.recorder.rollbackTo(snap.recorded);
     for (const [key, delta] of this.undoDeltas.splice(snap.undoDeltas)) {
       this.deltas.set(key, this.deltas.get(key)! - delta);
     }
@@ -103,6 +118,12 @@ export class WriteTransaction implements MergeableTransaction {
 
   commit(): void {
     for (const [key, delta] of this.deltas) if (delta !== 0) this.s.addCounter.run(key, delta);
+    if (!this.s.recorder.isEmpty) {
+      // A transaction that wrote nothing (every unit failed, or deleted missing documents) gets no number.
+      const txid = this.state.txid + 1;
+      this.s.setMeta.run(TXID_META_KEY, String(txid));
+      this.committed = { txid, ops: this.s.recorder.take() };
+    }
     this.s.commit.run();
   }
 
@@ -113,6 +134,7 @@ export class WriteTransaction implements MergeableTransaction {
   /** Publishes what this (committed) transaction changed into the shared state. */
   publish(): void {
     this.state.lastEtag = Math.max(this.state.lastEtag, this.etag);
+    if (this.committed) this.state.txid = this.committed.txid;
     for (const [key, name] of this.newCollections) this.state.collections.set(key, name);
     for (const [key, delta] of this.deltas)
       this.state.counters.set(key, (this.state.counters.get(key) ?? 0) + delta);
@@ -199,6 +221,15 @@ export class WriteTransaction implements MergeableTransaction {
     const patched = applyPatch(row.id, current, patch);
     const result = this.write(row.id, key, patched, row);
     return { ...result, Type: 'PATCH' };
+  }
+
+  /** Stores an index's definition (the index file is rebuilt from it after a restore). */
+  putIndexDefinition(definition: IndexDefinition): void {
+    this.s.putIndexDefinition.run(definition.Name.toLowerCase(), JSON.stringify(definition));
+  }
+
+  deleteIndexDefinition(name: string): boolean {
+    return this.s.deleteIndexDefinition.run(name.toLowerCase()).changes > 0;
   }
 
   /** Reserves `size` numbers of a HiLo or identity sequence; returns the last one reserved. */

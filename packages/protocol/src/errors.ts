@@ -50,6 +50,11 @@ export const ErrorCodes = {
   PrincipalNotFound: 404,
   CertificateNotFound: 404,
   CertificateAlreadyExists: 409,
+  // The mirror on the network disk and restores from it.
+  MirrorUnavailable: 503,
+  MirrorCorrupt: 500,
+  MirrorNotFound: 404,
+  RestorePointUnavailable: 400,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -110,6 +115,10 @@ const TITLES: Record<ErrorCode, string> = {
   PrincipalNotFound: 'Principal not found',
   CertificateNotFound: 'Certificate not found',
   CertificateAlreadyExists: 'Certificate already exists',
+  MirrorUnavailable: 'Mirror unavailable',
+  MirrorCorrupt: 'Mirror corrupt',
+  MirrorNotFound: 'Nothing mirrored',
+  RestorePointUnavailable: 'Restore point unavailable',
 };
 
 /**

@@ -56,7 +56,21 @@ CREATE TABLE meta (
 ) STRICT, WITHOUT ROWID;
 `;
 
-const MIGRATIONS: readonly string[] = [SCHEMA_V1];
+/**
+ * Index definitions live in docs.db too (the index files are derived data, rebuilt from these), so
+ * that everything a restore from the mirror needs is in the one file the mirror ships.
+ */
+const SCHEMA_V2 = `
+CREATE TABLE index_definitions (
+  name_lower TEXT PRIMARY KEY,
+  definition TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+`;
+
+const MIGRATIONS: readonly string[] = [SCHEMA_V1, SCHEMA_V2];
+
+/** The schema version this build writes; the mirror's records carry it so a replay never mixes versions. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
 
 export type SynchronousMode = 'full' | 'normal' | 'off';
 
@@ -65,8 +79,11 @@ export interface StorageOptions {
   synchronous: SynchronousMode;
 }
 
-/** Applies pragmas and brings the schema to the latest version, in one transaction. */
-export function prepareStorage(db: BetterSqlite3.Database, options: StorageOptions): void {
+/**
+ * Applies pragmas and brings the schema to the latest version, in one transaction. Returns the
+ * version the file had (0 for a new file), so the mirror can tell that the file changed under it.
+ */
+export function prepareStorage(db: BetterSqlite3.Database, options: StorageOptions): number {
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous.toUpperCase()}`);
   db.pragma('foreign_keys = OFF');
@@ -82,9 +99,10 @@ export function prepareStorage(db: BetterSqlite3.Database, options: StorageOptio
       `docs.db has schema version ${current} but this build knows only ${MIGRATIONS.length}; upgrade Rookery`,
     );
   }
-  if (current === MIGRATIONS.length) return;
+  if (current === MIGRATIONS.length) return current;
   db.transaction(() => {
     for (let v = current; v < MIGRATIONS.length; v++) db.exec(MIGRATIONS[v]!);
     db.pragma(`user_version = ${MIGRATIONS.length}`);
   }).immediate();
+  return current;
 }

@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { ChangeRecorder } from './change-recorder.js';
 
 export interface DocumentRow {
   etag: number;
@@ -21,8 +22,71 @@ export interface ChangeRow {
 type Stmt<P extends unknown[] = unknown[], R = unknown> = BetterSqlite3.Statement<P, R>;
 type Head = { etag: number; id: string; collection: string };
 
+/** A statement that writes docs.db: it can only be run, and every run is recorded for the mirror. */
+export interface WriteStmt<P extends unknown[]> {
+  run(...params: P): BetterSqlite3.RunResult;
+}
+
+/**
+ * Every statement that writes docs.db, with its op code in the mirror's commit log. A restore
+ * replays a transaction by running the same SQL with the same parameters, so codes are stable:
+ * never renumbered or reused, and a statement whose meaning changes gets a new code.
+ */
+export const WRITE_OPS = {
+  /** etag, id_lower, id, collection, last_modified, flags, expires_at, archive_at, metadata, body */
+  insertDocument: {
+    code: 1,
+    params: 10,
+    sql: `INSERT INTO docs (etag, id_lower, id, collection, last_modified, flags, expires_at, archive_at, metadata, body)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  },
+  /** etag, last_modified, flags, expires_at, archive_at, metadata, body, old etag */
+  updateDocument: {
+    code: 2,
+    params: 8,
+    sql: `UPDATE docs SET etag = ?, last_modified = ?, flags = ?, expires_at = ?, archive_at = ?, metadata = ?, body = ?
+       WHERE etag = ?`,
+  },
+  deleteDocument: { code: 3, params: 1, sql: 'DELETE FROM docs WHERE etag = ?' },
+  insertTombstone: {
+    code: 4,
+    params: 5,
+    sql: `INSERT INTO tombstones (etag, id_lower, id, collection, deleted_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (id_lower) DO UPDATE SET etag = excluded.etag, id = excluded.id,
+         collection = excluded.collection, deleted_at = excluded.deleted_at`,
+  },
+  deleteTombstone: { code: 5, params: 1, sql: 'DELETE FROM tombstones WHERE id_lower = ?' },
+  addCounter: {
+    code: 6,
+    params: 2,
+    sql: 'INSERT INTO counters (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = value + excluded.value',
+  },
+  setSequence: {
+    code: 7,
+    params: 3,
+    sql: 'INSERT INTO sequences (kind, tag, value) VALUES (?, ?, ?) ON CONFLICT (kind, tag) DO UPDATE SET value = excluded.value',
+  },
+  setMeta: {
+    code: 8,
+    params: 2,
+    sql: 'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+  },
+  /** name_lower, definition JSON */
+  putIndexDefinition: {
+    code: 9,
+    params: 2,
+    sql: `INSERT INTO index_definitions (name_lower, definition) VALUES (?, ?)
+       ON CONFLICT (name_lower) DO UPDATE SET definition = excluded.definition`,
+  },
+  deleteIndexDefinition: { code: 10, params: 1, sql: 'DELETE FROM index_definitions WHERE name_lower = ?' },
+} as const satisfies Record<string, { code: number; params: number; sql: string }>;
+
+export type WriteOpName = keyof typeof WRITE_OPS;
+
 /** Every statement docs.db needs, prepared once per open database. */
 export interface Statements {
+  /** What the current write transaction wrote, for the mirror. */
+  recorder: ChangeRecorder;
   begin: Stmt<[]>;
   commit: Stmt<[]>;
   rollback: Stmt<[]>;
@@ -32,8 +96,7 @@ export interface Statements {
   documentByKey: Stmt<[string], DocumentRow>;
   headByKey: Stmt<[string], Head>;
   etagByKey: Stmt<[string], { etag: number }>;
-  /** etag, id_lower, id, collection, last_modified, flags, expires_at, archive_at, metadata, body */
-  insertDocument: Stmt<
+  insertDocument: WriteStmt<
     [
       number,
       string,
@@ -47,27 +110,44 @@ export interface Statements {
       string | Buffer,
     ]
   >;
-  /** etag, last_modified, flags, expires_at, archive_at, metadata, body, old etag */
-  updateDocument: Stmt<
+  updateDocument: WriteStmt<
     [number, number, number, number | null, number | null, string | null, string | Buffer, number]
   >;
-  deleteDocument: Stmt<[number]>;
-  insertTombstone: Stmt<[number, string, string, string, number]>;
-  deleteTombstone: Stmt<[string]>;
-  addCounter: Stmt<[string, number]>;
+  deleteDocument: WriteStmt<[number]>;
+  insertTombstone: WriteStmt<[number, string, string, string, number]>;
+  deleteTombstone: WriteStmt<[string]>;
+  addCounter: WriteStmt<[string, number]>;
   allCounters: Stmt<[], { key: string; value: number }>;
   sequence: Stmt<[string, string], { value: number }>;
-  setSequence: Stmt<[string, string, number]>;
+  setSequence: WriteStmt<[string, string, number]>;
   lastEtag: Stmt<[], { etag: number }>;
   getMeta: Stmt<[string], { value: string }>;
-  setMeta: Stmt<[string, string]>;
+  setMeta: WriteStmt<[string, string]>;
+  putIndexDefinition: WriteStmt<[string, string]>;
+  deleteIndexDefinition: WriteStmt<[string]>;
+  indexDefinitions: Stmt<[], { definition: string }>;
   changesAfter: Stmt<[{ after: number; limit: number }], ChangeRow>;
 }
 
 export function prepareStatements(db: BetterSqlite3.Database): Statements {
   const prepare = <P extends unknown[] = unknown[], R = unknown>(sql: string): Stmt<P, R> =>
     db.prepare<P, R>(sql);
+  const recorder = new ChangeRecorder();
+  // Runs the statement and records it; the rest-parameter array is recorded as it is (no copy).
+  const recorded = <P extends unknown[]>(name: WriteOpName): WriteStmt<P> => {
+    const { code, sql } = WRITE_OPS[name];
+    const statement = db.prepare<unknown[]>(sql);
+    return {
+      run: (...params: P) => {
+        const result = statement.run(...params);
+        // Recorded once it succeeded: a unit that catches a failed statement and goes on must not replay it.
+        recorder.record(code, params);
+        return result;
+      },
+    };
+  };
   return {
+    recorder,
     begin: prepare('BEGIN IMMEDIATE'),
     commit: prepare('COMMIT'),
     rollback: prepare('ROLLBACK'),
@@ -82,38 +162,27 @@ export function prepareStatements(db: BetterSqlite3.Database): Statements {
       'SELECT etag, id, collection FROM docs WHERE id_lower = ?',
     ),
     etagByKey: prepare<[string], { etag: number }>('SELECT etag FROM docs WHERE id_lower = ?'),
-    insertDocument: prepare(
-      `INSERT INTO docs (etag, id_lower, id, collection, last_modified, flags, expires_at, archive_at, metadata, body)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    updateDocument: prepare(
-      `UPDATE docs SET etag = ?, last_modified = ?, flags = ?, expires_at = ?, archive_at = ?, metadata = ?, body = ?
-       WHERE etag = ?`,
-    ),
-    deleteDocument: prepare('DELETE FROM docs WHERE etag = ?'),
-    insertTombstone: prepare(
-      `INSERT INTO tombstones (etag, id_lower, id, collection, deleted_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (id_lower) DO UPDATE SET etag = excluded.etag, id = excluded.id,
-         collection = excluded.collection, deleted_at = excluded.deleted_at`,
-    ),
-    deleteTombstone: prepare('DELETE FROM tombstones WHERE id_lower = ?'),
+    insertDocument: recorded('insertDocument'),
+    updateDocument: recorded('updateDocument'),
+    deleteDocument: recorded('deleteDocument'),
+    insertTombstone: recorded('insertTombstone'),
+    deleteTombstone: recorded('deleteTombstone'),
 
-    addCounter: prepare(
-      'INSERT INTO counters (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = value + excluded.value',
-    ),
+    addCounter: recorded('addCounter'),
     allCounters: prepare<[], { key: string; value: number }>('SELECT key, value FROM counters'),
     sequence: prepare<[string, string], { value: number }>(
       'SELECT value FROM sequences WHERE kind = ? AND tag = ?',
     ),
-    setSequence: prepare(
-      'INSERT INTO sequences (kind, tag, value) VALUES (?, ?, ?) ON CONFLICT (kind, tag) DO UPDATE SET value = excluded.value',
-    ),
+    setSequence: recorded('setSequence'),
     lastEtag: prepare<[], { etag: number }>(
       'SELECT max(coalesce((SELECT max(etag) FROM docs), 0), coalesce((SELECT max(etag) FROM tombstones), 0)) AS etag',
     ),
     getMeta: prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
-    setMeta: prepare(
-      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    setMeta: recorded('setMeta'),
+    putIndexDefinition: recorded('putIndexDefinition'),
+    deleteIndexDefinition: recorded('deleteIndexDefinition'),
+    indexDefinitions: prepare<[], { definition: string }>(
+      'SELECT definition FROM index_definitions ORDER BY name_lower',
     ),
     changesAfter: prepare<[{ after: number; limit: number }], ChangeRow>(
       `SELECT etag, id, collection, 0 AS deleted FROM docs WHERE etag > @after
