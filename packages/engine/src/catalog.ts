@@ -2,6 +2,27 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DatabaseNameSchema, RookeryError } from '@rookery/protocol';
 import { Database, type DatabaseOptions } from './database.js';
+import { hasMirror, isDeleted, markDeleted } from './mirror/layout.js';
+import type { MirrorLogger, MirrorMode, MirrorOptions } from './mirror/options.js';
+import { type RestoreResult, restoreDatabase } from './mirror/restore.js';
+
+/** How a tenant's databases are mirrored: each to `<root>/<name in lower case>/`. */
+export interface CatalogMirrorOptions {
+  /** The tenant's own directory on the mirror (tenants never share one). */
+  root: string;
+  /** The mode of every database not named in `modes`. */
+  mode: MirrorMode;
+  /** Per-database modes, by name (case-insensitive). */
+  modes?: Readonly<Record<string, MirrorMode>>;
+  /** Snapshot, retention and lag settings shared by every database. */
+  tuning?: Omit<MirrorOptions, 'directory' | 'mode'>;
+  loggerFor?: (database: string) => MirrorLogger;
+}
+
+export interface RestoredDatabase extends RestoreResult {
+  database: string;
+  ms: number;
+}
 
 /**
  * The databases of one tenant, each in `<root>/databases/<name in lower case>/`.
@@ -12,12 +33,45 @@ export class DatabaseCatalog {
   private readonly open = new Map<string, Database>();
   private readonly root: string;
 
+  private readonly modes: ReadonlyMap<string, MirrorMode>;
+
   constructor(
     dataDirectory: string,
     private readonly options: DatabaseOptions = {},
+    private readonly mirror: CatalogMirrorOptions | null = null,
   ) {
     this.root = path.join(dataDirectory, 'databases');
     fs.mkdirSync(this.root, { recursive: true });
+    this.modes = new Map(
+      Object.entries(mirror?.modes ?? {}).map(([name, mode]) => [name.toLowerCase(), mode]),
+    );
+  }
+
+  /**
+   * Restores from the mirror every database that is mirrored (and not deleted) but has no local
+   * docs.db: what a tenant does when it starts on a machine that lost its disk. Synchronous: it
+   * runs before the tenant serves anything.
+   */
+  restoreMissing(): RestoredDatabase[] {
+    if (!this.mirror) return [];
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.mirror.root);
+    } catch {
+      return []; // nothing mirrored yet
+    }
+    const restored: RestoredDatabase[] = [];
+    for (const key of names.sort()) {
+      if (!DatabaseNameSchema.safeParse(key).success || key !== key.toLowerCase()) continue;
+      const mirrorDirectory = path.join(this.mirror.root, key);
+      const localDirectory = path.join(this.root, key);
+      if (Database.exists(localDirectory) || isDeleted(mirrorDirectory) || !hasMirror(mirrorDirectory))
+        continue;
+      const started = performance.now();
+      const result = restoreDatabase(mirrorDirectory, localDirectory);
+      restored.push({ database: key, ms: Math.round(performance.now() - started), ...result });
+    }
+    return restored;
   }
 
   create(name: string): Database {
@@ -28,7 +82,7 @@ export class DatabaseCatalog {
         database: name,
       });
     }
-    const db = Database.create(directory, name, this.options);
+    const db = Database.create(directory, name, this.optionsFor(key));
     this.open.set(key, db);
     return db;
   }
@@ -46,7 +100,7 @@ export class DatabaseCatalog {
         { database: name },
       );
     }
-    const db = Database.open(directory, this.options);
+    const db = Database.open(directory, this.optionsFor(key));
     this.open.set(key, db);
     return db;
   }
@@ -65,7 +119,19 @@ export class DatabaseCatalog {
     const key = this.keyOf(name);
     this.open.delete(key);
     await db.close();
+    // Marked on the mirror first: a crash before the local files are gone must not bring the database back.
+    if (this.mirror) markDeleted(path.join(this.mirror.root, key), Date.now());
     fs.rmSync(db.directory, { recursive: true, force: true });
+  }
+
+  private optionsFor(key: string): DatabaseOptions {
+    const mode = this.modes.get(key) ?? this.mirror?.mode ?? 'off';
+    if (!this.mirror || mode === 'off') return this.options;
+    return {
+      ...this.options,
+      mirror: { ...this.mirror.tuning, directory: path.join(this.mirror.root, key), mode },
+      logger: this.mirror.loggerFor?.(key) ?? this.options.logger,
+    };
   }
 
   /** Closes every open database in parallel, committing what each has queued. */

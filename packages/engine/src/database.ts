@@ -15,6 +15,8 @@ import { decodeBody } from './compression.js';
 import { assembleDocumentJson, changeVectorOf } from './document-shape.js';
 import { idKey, NODE_TAG } from './ids.js';
 import { TransactionMerger } from './merger.js';
+import type { MirrorLogger, MirrorOptions } from './mirror/options.js';
+import { MirrorShipper } from './mirror/shipper.js';
 import type { RecordedOps } from './storage/change-recorder.js';
 import { prepareStorage, SCHEMA_VERSION, type SynchronousMode } from './storage/schema.js';
 import {
@@ -49,6 +51,10 @@ export interface DatabaseOptions {
    * promise holds the transaction's acknowledgment until it resolves.
    */
   commitHook?: CommitHook;
+  /** Ships every committed transaction to a mirror directory (see docs/mirror.md). Absent: not mirrored. */
+  mirror?: MirrorOptions;
+  /** Where the mirror reports what it does (a pino logger fits). */
+  logger?: MirrorLogger;
 }
 
 /** A committed transaction as the mirror sees it. */
@@ -82,6 +88,8 @@ export interface ChangeEntry {
 export type CommitListener = (changes: readonly DocumentChange[]) => void;
 
 const DOCS_FILE = 'docs.db';
+/** Pages per step of an online backup (a snapshot for the mirror): each step holds the event loop ~1 ms. */
+const BACKUP_PAGES_PER_STEP = 256;
 const HILO_MIN_RANGE = 32;
 const HILO_MAX_RANGE = 1 << 20;
 
@@ -94,6 +102,8 @@ export class Database {
   private readonly merger: TransactionMerger<WriteTransaction>;
   private readonly listeners = new Set<CommitListener>();
   private readonly commitHook: CommitHook | undefined;
+  /** Null when the database is not mirrored. */
+  readonly mirror: MirrorShipper | null;
   private closed = false;
 
   private constructor(
@@ -104,8 +114,27 @@ export class Database {
     private readonly state: DatabaseState,
     private readonly clock: () => number,
     options: DatabaseOptions,
+    migratedFrom: number,
   ) {
-    this.commitHook = options.commitHook;
+    this.mirror = options.mirror
+      ? new MirrorShipper(
+          options.mirror,
+          {
+            localDirectory: directory,
+            txid: state.txid,
+            // An existing file whose schema just changed starts a new chain: older records replay only on the old schema.
+            migrated: migratedFrom !== 0 && migratedFrom !== SCHEMA_VERSION,
+            backupTo: (file, aborted) => this.backupTo(file, aborted),
+            currentTxid: () => this.state.txid,
+          },
+          options.logger,
+          clock,
+        )
+      : null;
+    const mirror = this.mirror;
+    this.commitHook = mirror
+      ? (c) => mirror.append(c.txid, c.committedAt, c.schema, c.ops)
+      : options.commitHook;
     this.merger = new TransactionMerger(
       () => new WriteTransaction(this.s, this.state, this.clock()),
       (tx) => this.afterCommit(tx),
@@ -141,7 +170,7 @@ export class Database {
   ): Database {
     const sqlite = new BetterSqlite3(path.join(directory, DOCS_FILE));
     try {
-      prepareStorage(sqlite, { synchronous: options.synchronous ?? 'full' });
+      const migratedFrom = prepareStorage(sqlite, { synchronous: options.synchronous ?? 'full' });
       const s = prepareStatements(sqlite);
       if (newName !== undefined) {
         sqlite
@@ -169,7 +198,16 @@ export class Database {
         counters,
         compressionThresholdBytes: options.compressionThresholdBytes ?? 4096,
       };
-      return new Database(name, directory, sqlite, s, state, options.clock ?? Date.now, options);
+      return new Database(
+        name,
+        directory,
+        sqlite,
+        s,
+        state,
+        options.clock ?? Date.now,
+        options,
+        migratedFrom,
+      );
     } catch (error) {
       sqlite.close();
       throw error;
@@ -282,6 +320,7 @@ export class Database {
       Collections: collections,
       LastDocEtag: this.state.lastEtag,
       SizeOnDisk: { Bytes: bytes, Humane: humaneBytes(bytes) },
+      ...(this.mirror ? { Mirror: this.mirror.stats() } : {}),
     };
   }
 
@@ -347,19 +386,42 @@ export class Database {
     if (this.closed) return;
     this.closed = true;
     await this.merger.close();
+    await this.mirror?.close();
     this.sqlite.close();
+  }
+
+  /** Online backup of this connection's database: steps between transactions, writes carried into the copy. */
+  private async backupTo(file: string, aborted: () => boolean): Promise<void> {
+    await this.sqlite.backup(file, {
+      progress: () => {
+        if (aborted()) throw new Error('backup abandoned: the database is closing');
+        return BACKUP_PAGES_PER_STEP;
+      },
+    });
   }
 
   private afterCommit(tx: WriteTransaction): Promise<void> | undefined {
     tx.publish();
-    if (tx.changes.length > 0) for (const listener of this.listeners) listener(tx.changes);
-    if (!tx.committed || !this.commitHook) return undefined;
-    return this.commitHook({
-      txid: tx.committed.txid,
-      committedAt: tx.now,
-      schema: SCHEMA_VERSION,
-      ops: tx.committed.ops,
-    });
+    // The mirror first: a listener that throws must not keep a transaction from it.
+    const confirmed =
+      tx.committed && this.commitHook
+        ? this.commitHook({
+            txid: tx.committed.txid,
+            committedAt: tx.now,
+            schema: SCHEMA_VERSION,
+            ops: tx.committed.ops,
+          })
+        : undefined;
+    if (tx.changes.length > 0) {
+      for (const listener of this.listeners) {
+        try {
+          listener(tx.changes);
+        } catch {
+          // A listener's failure is its own (the changes feed, an indexer nudge); the commit stands.
+        }
+      }
+    }
+    return confirmed;
   }
 
   private sizeOnDisk(): number {

@@ -1,4 +1,4 @@
-export { DatabaseCatalog } from './catalog.js';
+export { type CatalogMirrorOptions, DatabaseCatalog, type RestoredDatabase } from './catalog.js';
 export {
   type ChangeEntry,
   type CommitHook,
@@ -17,6 +17,16 @@ export {
   indexStatsOf,
 } from './indexing/database-indexer.js';
 export { SandboxError, type SandboxLimits } from './indexing/sandbox/index.js';
+export { hasMirror, isDeleted } from './mirror/layout.js';
+export {
+  type MirrorLogger,
+  type MirrorMode,
+  MirrorModeSchema,
+  type MirrorOptions,
+  MirrorOptionsSchema,
+} from './mirror/options.js';
+export { type RestoreOptions, type RestoreResult, restoreDatabase } from './mirror/restore.js';
+export type { ShippedListener } from './mirror/shipper.js';
 export { IndexCatalog } from './query/index-catalog.js';
 export type { IndexReader } from './query/index-reader.js';
 export {

@@ -1,0 +1,68 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  generationDir,
+  listGenerations,
+  listSegments,
+  listSnapshots,
+  SEGMENTS_DIR,
+  SNAPSHOTS_DIR,
+  syncDirectory,
+} from './layout.js';
+
+/**
+ * Deletes what no restore within the retention window can need. A restore to a time T starts from
+ * the newest snapshot taken at or before T, so the newest snapshot taken at or before `now -
+ * retention` (the base) is kept, with everything after it; older snapshots, segments holding only
+ * transactions the base already has, and — once the current generation reaches back past the
+ * window — older generations go. Generations without any snapshot (a start cut short) restore
+ * nothing and go too. The current generation's newest segment is never touched.
+ */
+export function pruneMirror(
+  directory: string,
+  current: string,
+  retentionMs: number,
+  now: number,
+): { files: number; bytes: number } {
+  const removed = { files: 0, bytes: 0 };
+  const remove = (file: string) => {
+    removed.bytes += sizeOf(file);
+    removed.files++;
+    fs.rmSync(file, { recursive: true, force: true });
+  };
+  const currentDir = generationDir(directory, current);
+  const snapshots = listSnapshots(currentDir);
+  const horizon = now - retentionMs;
+  let base = null;
+  for (const snapshot of snapshots) if (snapshot.takenAt <= horizon) base = snapshot;
+  if (base) {
+    for (const snapshot of snapshots) {
+      if (snapshot.txid < base.txid || (snapshot.txid === base.txid && snapshot.takenAt < base.takenAt))
+        remove(path.join(currentDir, SNAPSHOTS_DIR, snapshot.file));
+    }
+    const segments = listSegments(currentDir);
+    for (let i = 0; i + 1 < segments.length; i++) {
+      if (segments[i + 1]!.firstTxid <= base.txid + 1)
+        remove(path.join(currentDir, SEGMENTS_DIR, segments[i]!.file));
+    }
+    syncDirectory(path.join(currentDir, SNAPSHOTS_DIR));
+    syncDirectory(path.join(currentDir, SEGMENTS_DIR));
+  }
+  for (const generation of listGenerations(directory)) {
+    if (generation === current) continue;
+    const dir = generationDir(directory, generation);
+    const older = generation < current;
+    if ((base && older) || listSnapshots(dir).length === 0) remove(dir);
+  }
+  return removed;
+}
+
+function sizeOf(file: string): number {
+  try {
+    const stat = fs.statSync(file);
+    if (!stat.isDirectory()) return stat.size;
+    return fs.readdirSync(file).reduce((sum, name) => sum + sizeOf(path.join(file, name)), 0);
+  } catch {
+    return 0;
+  }
+}

@@ -1,0 +1,154 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { RookeryError } from '@rookery/protocol';
+import BetterSqlite3 from 'better-sqlite3';
+import { walkChain } from './chain.js';
+import {
+  fsyncFile,
+  generationDir,
+  listGenerations,
+  listSnapshots,
+  SNAPSHOTS_DIR,
+  type SnapshotEntry,
+  syncDirectory,
+  writeLocalState,
+} from './layout.js';
+import { Replayer } from './replay.js';
+import { readTxid } from './snapshot.js';
+
+export interface RestoreOptions {
+  /** Restore the state as of this time (ms since the epoch): the last transaction committed at or before it. Default: the latest. */
+  until?: number;
+}
+
+export interface RestoreResult {
+  generation: string;
+  snapshotTxid: number;
+  /** The restored database's last transaction. */
+  txid: number;
+  /** When that transaction committed (null when the snapshot itself is the restored state). */
+  committedAt: number | null;
+  transactionsReplayed: number;
+  /** Snapshot and segment bytes read from the mirror. */
+  bytesRead: number;
+  /** `end`: everything mirrored; `until`: stopped at the requested time; `gap`: a transaction is missing from the mirror, so nothing after it could be applied. */
+  stoppedBy: 'end' | 'until' | 'gap';
+}
+
+const DOCS_FILE = 'docs.db';
+/** Replayed transactions per SQLite transaction: the restore is all-or-nothing anyway (written aside, then renamed). */
+const REPLAY_BATCH = 1_000;
+
+/**
+ * Rebuilds a database from its mirror into `targetDirectory` (which must not hold one): the newest
+ * snapshot at or before the requested time, then every mirrored transaction after it, in order,
+ * up to that time. Each transaction is replayed whole, so the result is the state right after one
+ * committed transaction — a state that existed. The file is built aside and renamed into place
+ * only when complete; mirror.json records which generation it continues.
+ */
+export function restoreDatabase(
+  mirrorDirectory: string,
+  targetDirectory: string,
+  options: RestoreOptions = {},
+): RestoreResult {
+  const target = path.join(targetDirectory, DOCS_FILE);
+  if (fs.existsSync(target)) {
+    throw new RookeryError(
+      'DatabaseAlreadyExists',
+      `${targetDirectory} already holds a database; restore into an empty directory`,
+    );
+  }
+  const until = options.until ?? Number.POSITIVE_INFINITY;
+  const base = findBase(mirrorDirectory, until);
+  const generationDirectory = generationDir(mirrorDirectory, base.generation);
+  fs.mkdirSync(targetDirectory, { recursive: true });
+  const building = `${target}.restoring`;
+  for (const suffix of ['', '-journal', '-wal', '-shm']) fs.rmSync(building + suffix, { force: true });
+  fs.copyFileSync(path.join(generationDirectory, SNAPSHOTS_DIR, base.snapshot.file), building);
+  let bytesRead = fs.statSync(building).size;
+
+  const sqlite = new BetterSqlite3(building, { fileMustExist: true });
+  let result: RestoreResult;
+  try {
+    // Nothing here needs to survive a crash: an interrupted restore is started again from scratch.
+    sqlite.pragma('journal_mode = OFF');
+    sqlite.pragma('synchronous = OFF');
+    const schema = sqlite.pragma('user_version', { simple: true }) as number;
+    const snapshotTxid = readTxid(sqlite);
+    if (snapshotTxid !== base.snapshot.txid) {
+      throw new RookeryError(
+        'MirrorCorrupt',
+        `Snapshot ${base.snapshot.file} holds transaction ${snapshotTxid}, not the ${base.snapshot.txid} its name says`,
+      );
+    }
+    const replayer = new Replayer(sqlite);
+    let replayed = 0;
+    let committedAt: number | null = null;
+    sqlite.exec('BEGIN');
+    const walk = walkChain(generationDirectory, snapshotTxid, ({ header, payload }) => {
+      if (header.committedAt > until) return false;
+      if (header.schema !== schema) {
+        throw new RookeryError(
+          'MirrorCorrupt',
+          `Transaction ${header.txid} was written with schema ${header.schema} but its snapshot has ${schema}`,
+        );
+      }
+      replayer.apply(payload);
+      replayed++;
+      committedAt = header.committedAt;
+      if (replayed % REPLAY_BATCH === 0) sqlite.exec('COMMIT; BEGIN');
+      return true;
+    });
+    sqlite.exec('COMMIT');
+    bytesRead += walk.bytesRead;
+    const txid = readTxid(sqlite);
+    if (txid !== walk.lastTxid) {
+      throw new RookeryError(
+        'MirrorCorrupt',
+        `After replaying up to transaction ${walk.lastTxid} the database says it is at ${txid}`,
+      );
+    }
+    result = {
+      generation: base.generation,
+      snapshotTxid,
+      txid,
+      committedAt,
+      transactionsReplayed: replayed,
+      bytesRead,
+      stoppedBy: walk.stoppedBy === 'stopped' ? 'until' : walk.stoppedBy,
+    };
+  } catch (error) {
+    sqlite.close();
+    fs.rmSync(building, { force: true });
+    throw error;
+  }
+  sqlite.close();
+  fsyncFile(building);
+  writeLocalState(targetDirectory, { generation: base.generation });
+  fs.renameSync(building, target);
+  syncDirectory(targetDirectory);
+  return result;
+}
+
+/** The newest snapshot taken at or before `until`, searching generations newest first. */
+function findBase(mirrorDirectory: string, until: number): { generation: string; snapshot: SnapshotEntry } {
+  const generations = listGenerations(mirrorDirectory);
+  let anySnapshot = false;
+  for (let i = generations.length - 1; i >= 0; i--) {
+    const snapshots = listSnapshots(generationDir(mirrorDirectory, generations[i]!));
+    anySnapshot ||= snapshots.length > 0;
+    const usable = snapshots.filter((s) => s.takenAt <= until);
+    const snapshot = usable[usable.length - 1];
+    if (snapshot) return { generation: generations[i]!, snapshot };
+  }
+  if (!anySnapshot) {
+    throw new RookeryError(
+      'MirrorNotFound',
+      `${mirrorDirectory} holds no snapshot of a database to restore from`,
+    );
+  }
+  throw new RookeryError(
+    'RestorePointUnavailable',
+    `The mirror has no snapshot taken at or before ${new Date(until).toISOString()}; the earliest restorable point is later (older history was pruned)`,
+  );
+}
