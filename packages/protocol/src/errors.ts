@@ -55,6 +55,10 @@ export const ErrorCodes = {
   MirrorCorrupt: 500,
   MirrorNotFound: 404,
   RestorePointUnavailable: 400,
+  // The job queue (@rookery/jobs): jobs are typed, their payloads checked when enqueued.
+  UnknownJobType: 400,
+  InvalidJobPayload: 400,
+  JobNotFound: 404,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -119,6 +123,9 @@ const TITLES: Record<ErrorCode, string> = {
   MirrorCorrupt: 'Mirror corrupt',
   MirrorNotFound: 'Nothing mirrored',
   RestorePointUnavailable: 'Restore point unavailable',
+  UnknownJobType: 'Unknown job type',
+  InvalidJobPayload: 'Invalid job payload',
+  JobNotFound: 'Job not found',
 };
 
 /**
