@@ -1,7 +1,36 @@
 import path from 'node:path';
+import { type CatalogMirrorOptions, MirrorModeSchema } from '@rookery/engine';
+import { DatabaseNameSchema } from '@rookery/protocol';
 import { z } from 'zod';
 
 const boolFromEnv = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+/** A tenant id as it names the tenant's directory on the mirror: one safe path segment. */
+const TenantIdSchema = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/,
+    'a tenant id is letters, digits, ".", "_" and "-" (at most 128)',
+  );
+
+/** `orders=sync,scratch=off`: per-database mirror modes (database names are case-insensitive). */
+const MirrorDatabasesSchema = z.string().transform((text, ctx) => {
+  const modes: Record<string, z.infer<typeof MirrorModeSchema>> = {};
+  for (const entry of text
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '')) {
+    const [name = '', mode = ''] = entry.split('=').map((p) => p.trim());
+    const parsedName = DatabaseNameSchema.safeParse(name);
+    const parsedMode = MirrorModeSchema.safeParse(mode);
+    if (!parsedName.success || !parsedMode.success) {
+      ctx.addIssue({ code: 'custom', message: `"${entry}" is not <database>=<off|async|sync>` });
+      return z.NEVER;
+    }
+    modes[parsedName.data.toLowerCase()] = parsedMode.data;
+  }
+  return modes;
+});
 
 /** The tenant service's configuration, read from `ROOKERY_*` environment variables. */
 export const TenantConfigSchema = z.object({
@@ -36,6 +65,23 @@ export const TenantConfigSchema = z.object({
   synchronous: z.enum(['full', 'normal']).default('full'),
   compressionThresholdBytes: z.coerce.number().int().min(64).default(4096),
   mergeTransactions: boolFromEnv.default(true),
+  /**
+   * The tenant's id: its directory on the mirror. The host starts a tenant in `<data>/tenants/<id>`,
+   * so by default it is the data directory's name.
+   */
+  tenantId: TenantIdSchema.optional(),
+  /** The mirror (a network disk in production): each database ships to `<mirror>/<tenant id>/<database>/`. Unset: not mirrored. */
+  mirrorDir: z.string().min(1).optional(),
+  /** Mirror mode of every database not named in `mirrorDatabases`. */
+  mirrorMode: MirrorModeSchema.default('async'),
+  mirrorDatabases: MirrorDatabasesSchema.default({}),
+  mirrorSnapshotMb: z.coerce.number().int().min(1).optional(),
+  mirrorSnapshotMinutes: z.coerce.number().min(0.02).optional(),
+  mirrorRetentionHours: z.coerce.number().min(0).optional(),
+  /** Async mode: acknowledgments wait while the mirror is further behind than this. */
+  mirrorMaxLagMs: z.coerce.number().int().min(10).optional(),
+  /** Sync mode: a write the mirror has not confirmed within this fails with MirrorUnavailable (it stays committed locally). */
+  mirrorConfirmTimeoutMs: z.coerce.number().int().min(100).optional(),
 });
 export type TenantConfig = z.infer<typeof TenantConfigSchema>;
 
@@ -50,7 +96,48 @@ const ENV_NAMES: Record<keyof TenantConfig, string> = {
   synchronous: 'ROOKERY_SYNCHRONOUS',
   compressionThresholdBytes: 'ROOKERY_COMPRESSION_THRESHOLD_BYTES',
   mergeTransactions: 'ROOKERY_MERGE_TRANSACTIONS',
+  tenantId: 'ROOKERY_TENANT_ID',
+  mirrorDir: 'ROOKERY_MIRROR',
+  mirrorMode: 'ROOKERY_MIRROR_MODE',
+  mirrorDatabases: 'ROOKERY_MIRROR_DATABASES',
+  mirrorSnapshotMb: 'ROOKERY_MIRROR_SNAPSHOT_MB',
+  mirrorSnapshotMinutes: 'ROOKERY_MIRROR_SNAPSHOT_MINUTES',
+  mirrorRetentionHours: 'ROOKERY_MIRROR_RETENTION_HOURS',
+  mirrorMaxLagMs: 'ROOKERY_MIRROR_MAX_LAG_MS',
+  mirrorConfirmTimeoutMs: 'ROOKERY_MIRROR_CONFIRM_TIMEOUT_MS',
 };
+
+/**
+ * Where the tenant's databases are mirrored and how, or null when they are not. Every tenant has
+ * its own directory on the mirror, named by its id.
+ */
+export function mirrorOf(config: TenantConfig): CatalogMirrorOptions | null {
+  if (config.mirrorDir === undefined) return null;
+  const tenantId = config.tenantId ?? path.basename(path.resolve(config.dataDir));
+  if (!TenantIdSchema.safeParse(tenantId).success) {
+    throw new Error(
+      `Invalid configuration: ROOKERY_TENANT_ID: "${tenantId}" (the data directory's name) cannot name a directory on the mirror; set ROOKERY_TENANT_ID`,
+    );
+  }
+  return {
+    root: path.join(config.mirrorDir, tenantId),
+    mode: config.mirrorMode,
+    modes: config.mirrorDatabases,
+    tuning: {
+      ...(config.mirrorSnapshotMb !== undefined && {
+        snapshotEveryBytes: config.mirrorSnapshotMb * 1024 * 1024,
+      }),
+      ...(config.mirrorSnapshotMinutes !== undefined && {
+        snapshotEveryMs: Math.round(config.mirrorSnapshotMinutes * 60_000),
+      }),
+      ...(config.mirrorRetentionHours !== undefined && {
+        retentionMs: Math.round(config.mirrorRetentionHours * 3_600_000),
+      }),
+      ...(config.mirrorMaxLagMs !== undefined && { maxLagMs: config.mirrorMaxLagMs }),
+      ...(config.mirrorConfirmTimeoutMs !== undefined && { confirmTimeoutMs: config.mirrorConfirmTimeoutMs }),
+    },
+  };
+}
 
 /** Reads the configuration from the environment; a bad value stops start-up with a message naming the variable. */
 export function loadConfig(

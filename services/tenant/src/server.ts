@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { DatabaseCatalog } from '@rookery/engine';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
-import type { TenantConfig } from './config.js';
+import { mirrorOf, type TenantConfig } from './config.js';
 import { notFoundHandler, sendProblem, toRookeryError } from './http/problem.js';
 import { TenantIndexing } from './indexing/tenant-indexing.js';
 import { batchRoutes } from './routes/batch.js';
@@ -69,11 +69,6 @@ function payloadBytes(payload: unknown): number {
 
 /** Builds the tenant's HTTP API (not yet listening). */
 export function buildTenantServer(config: TenantConfig): TenantServer {
-  const catalog = new DatabaseCatalog(config.dataDir, {
-    synchronous: config.synchronous,
-    compressionThresholdBytes: config.compressionThresholdBytes,
-    mergeTransactions: config.mergeTransactions,
-  });
   const app = Fastify({
     logger: { level: config.logLevel, base: { service: 'tenant' } },
     bodyLimit: config.maxBodyBytes,
@@ -88,6 +83,28 @@ export function buildTenantServer(config: TenantConfig): TenantServer {
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
   });
+  const mirror = mirrorOf(config);
+  const catalog = new DatabaseCatalog(
+    config.dataDir,
+    {
+      synchronous: config.synchronous,
+      compressionThresholdBytes: config.compressionThresholdBytes,
+      mergeTransactions: config.mergeTransactions,
+    },
+    mirror && { ...mirror, loggerFor: (db) => app.log.child({ db, unit: 'mirror' }) },
+  );
+  // A tenant starting on a machine that lost its disk gets its databases back from the mirror before it
+  // serves anything. A database that cannot be restored stops the start: serving without it would let a
+  // new, empty database take its name.
+  for (const restored of catalog.restoreMissing()) {
+    const log = restored.stoppedBy === 'gap' ? app.log.error.bind(app.log) : app.log.info.bind(app.log);
+    log(
+      { db: restored.database, unit: 'mirror', ...restored },
+      restored.stoppedBy === 'gap'
+        ? 'database restored from the mirror up to a missing transaction: later transactions are lost'
+        : 'database restored from the mirror',
+    );
+  }
   // The indexer process is forked on the first request that names a database, not at start: a cold start
   // (and a tenant that only lists its databases) does not pay for booting it.
   let indexing: TenantIndexing | null = null;

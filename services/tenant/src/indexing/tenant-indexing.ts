@@ -6,7 +6,7 @@ import {
   type IndexingControl,
   QueryRunner,
 } from '@rookery/engine';
-import type { IndexDefinition } from '@rookery/protocol';
+import { type IndexDefinition, IndexDefinitionSchema } from '@rookery/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import { IndexerProcess } from './indexer-process.js';
 
@@ -72,18 +72,43 @@ export class TenantIndexing {
 
   request: IndexerProcess['request'] = (body) => this.indexer.request(body);
 
+  /**
+   * Creates or replaces an index: the indexer builds its file, then the definition is stored in
+   * docs.db, which is what the mirror ships and a restore rebuilds the index from.
+   */
+  async defineIndex(db: Database, definition: IndexDefinition): Promise<{ created: boolean }> {
+    const outcome = (await this.indexer.request({
+      type: 'put',
+      db: db.name.toLowerCase(),
+      definition,
+    })) as { created: boolean };
+    await db.putIndexDefinition(definition);
+    return outcome;
+  }
+
+  async dropIndex(db: Database, name: string): Promise<boolean> {
+    const deleted = (await this.indexer.request({
+      type: 'delete',
+      db: db.name.toLowerCase(),
+      name,
+    })) as boolean;
+    await db.deleteIndexDefinition(name);
+    return deleted;
+  }
+
   private async start(db: Database, key: string): Promise<DatabaseQueries> {
     await this.indexer.openDatabase(key, db.directory);
     db.onCommit(() => this.indexer.nudge(key));
     const indexes = new IndexCatalog(db.directory);
+    await this.reconcileDefinitions(db, indexes);
     const control: IndexingControl = {
       putIndex: async (definition: IndexDefinition) => {
-        await this.indexer.request({ type: 'put', db: key, definition });
+        await this.defineIndex(db, definition);
       },
       waitForNonStale: (name, timeoutMs) => this.waitForNonStale(db, indexes, name, timeoutMs),
       retireWhenCaughtUp: (name, successor) => {
         void this.waitForNonStale(db, indexes, successor, RETIRE_WAIT_MS)
-          .then((caughtUp) => (caughtUp ? this.indexer.request({ type: 'delete', db: key, name }) : null))
+          .then((caughtUp) => (caughtUp ? this.dropIndex(db, name) : null))
           .then(() => this.log.info({ db: db.name, index: name, successor }, 'automatic index retired'))
           .catch((err) =>
             this.log.warn({ err, db: db.name, index: name }, 'could not retire automatic index'),
@@ -91,6 +116,26 @@ export class TenantIndexing {
       },
     };
     return { db, indexes, runner: new QueryRunner(db, indexes, control) };
+  }
+
+  /**
+   * Brings index files and the definitions stored in docs.db in line. Definitions without a file
+   * (a database restored from the mirror: index files are never mirrored) are built again; files
+   * without their definition in docs.db (a database from before definitions were stored there, or a
+   * crash between the two steps of defineIndex) have it recorded, the file being the newer intent.
+   */
+  private async reconcileDefinitions(db: Database, indexes: IndexCatalog): Promise<void> {
+    const files = new Map(indexes.definitions().map((d) => [d.Name.toLowerCase(), d]));
+    const stored = new Map(db.indexDefinitions().map((d) => [d.Name.toLowerCase(), d]));
+    for (const [key, definition] of stored) {
+      if (files.has(key)) continue;
+      await this.indexer.request({ type: 'put', db: db.name.toLowerCase(), definition });
+      this.log.info({ db: db.name, index: definition.Name }, 'index rebuilt from its stored definition');
+    }
+    const canonical = (d: IndexDefinition | undefined) => d && JSON.stringify(IndexDefinitionSchema.parse(d));
+    for (const [key, definition] of files) {
+      if (canonical(stored.get(key)) !== canonical(definition)) await db.putIndexDefinition(definition);
+    }
   }
 
   /** Resolves once the index has caught up with the database (checked on each progress report). */

@@ -24,11 +24,7 @@ export function indexRoutes(app: FastifyInstance, context: RouteContext): void {
       );
     }
     const queries = await queriesOf(request.params);
-    const { created } = (await context.indexing.request({
-      type: 'put',
-      db: queries.db.name.toLowerCase(),
-      definition,
-    })) as { created: boolean };
+    const { created } = await context.indexing.defineIndex(queries.db, definition);
     return reply.code(created ? 201 : 200).send({ Index: definition.Name, Created: created });
   });
 
@@ -45,11 +41,7 @@ export function indexRoutes(app: FastifyInstance, context: RouteContext): void {
   app.delete('/databases/:db/indexes', async (request, reply) => {
     const { name } = parseWith(NameQuerySchema, request.query, 'query string');
     const queries = await queriesOf(request.params);
-    const deleted = await context.indexing.request({
-      type: 'delete',
-      db: queries.db.name.toLowerCase(),
-      name,
-    });
+    const deleted = await context.indexing.dropIndex(queries.db, name);
     if (!deleted) throw notFound(queries, name);
     return reply.code(204).send();
   });
