@@ -1,7 +1,8 @@
 // @rookery/control: the control plane. Its store (tenants, databases,
 // placements, principals, certificates, TOTP, usage) behind one interface with
-// SQLite and PostgreSQL implementations, the embedded file layout, and the
-// admin operations the CLI (and later the control API) are built from.
+// SQLite and PostgreSQL implementations, the embedded file layout, the admin
+// operations the CLI is built from, and the control API offering them over
+// HTTP (hosted by the gateway, which hands it authenticated callers).
 export {
   bundlePkcs12,
   DEFAULT_CERTIFICATE_DAYS,
@@ -21,6 +22,8 @@ export {
   TOTP_ISSUER,
   type TotpEnrolment,
 } from './admin/totp.js';
+export { buildControlApi, type ControlAnswer, type ControlApi, type ControlApiOptions } from './api/app.js';
+export type { ControlCaller } from './api/caller.js';
 export { parseInput } from './input.js';
 export { type OpenControlStoreOptions, openControlStore } from './open.js';
 export { type ControlPaths, controlPaths } from './paths.js';

@@ -90,7 +90,8 @@ export function bundlePkcs12(
   });
 }
 
-const SerialSchema = z
+/** A certificate serial as people type it (any case, surrounding spaces), lower-cased as the store keeps it. */
+export const CertificateSerialSchema = z
   .string()
   .trim()
   .regex(/^[0-9a-fA-F]{1,64}$/, 'a serial is the hex number shown by `rookery cert list`')
@@ -98,7 +99,7 @@ const SerialSchema = z
 
 /** The certificate with this serial, or CertificateNotFound. */
 export async function requireCertificate(store: ControlStore, serial: string): Promise<CertificateRecord> {
-  const key = parseInput(SerialSchema, serial, 'serial');
+  const key = parseInput(CertificateSerialSchema, serial, 'serial');
   const record = await store.getCertificateBySerial(key);
   if (!record) {
     throw new RookeryError(

@@ -1,0 +1,23 @@
+// What the control API's routes work with: the store and the secrets its
+// operations need (the CA issues certificates, the master key seals TOTP secrets).
+import type { CertificateAuthority } from '@rookery/pki';
+import type { FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { parseInput } from '../input.js';
+import type { ControlStore } from '../store/control-store.js';
+
+export interface ControlContext {
+  store: ControlStore;
+  ca: CertificateAuthority;
+  masterKey: Buffer;
+}
+
+/** A request's path parameters, parsed. */
+export function paramsOf<T>(schema: z.ZodType<T>, request: FastifyRequest): T {
+  return parseInput(schema, request.params, 'path');
+}
+
+/** A request's JSON body, parsed; a missing body reads as `{}` so optional-only bodies may be left out. */
+export function bodyOf<T>(schema: z.ZodType<T>, request: FastifyRequest, what: string): T {
+  return parseInput(schema, request.body ?? {}, what);
+}

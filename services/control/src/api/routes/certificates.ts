@@ -1,0 +1,45 @@
+// Client certificates of a tenant's principals: issue (the private key is
+// answered once and never stored), list, revoke. Registered under both
+// prefixes, like the principal routes.
+import type { FastifyInstance } from 'fastify';
+import { issuePrincipalCertificate, revokePrincipalCertificate } from '../../admin/certificates.js';
+import { callerOf } from '../caller.js';
+import { bodyOf, type ControlContext, paramsOf } from '../context.js';
+import { CertificateParamsSchema, CertificateRequestSchema, PrincipalParamsSchema } from '../schemas.js';
+import { certificateInTenant, principalInTenant, tenantInScope } from '../scope.js';
+
+export function certificateRoutes(app: FastifyInstance, { store, ca }: ControlContext): void {
+  app.post('/principals/:principalId/certificates', async (request, reply) => {
+    const { tenantId, principalId } = paramsOf(PrincipalParamsSchema, request);
+    const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
+    const principal = await principalInTenant(store, tenant, principalId);
+    const wanted = bodyOf(CertificateRequestSchema, request, 'certificate request');
+    const issued = await issuePrincipalCertificate(store, ca, { ...wanted, principalId: principal.id });
+    // The private key is in this answer and nowhere else: no cache on the way may keep it.
+    return reply
+      .code(201)
+      .header('cache-control', 'no-store')
+      .send({
+        certificate: issued.record,
+        certificatePem: issued.certPem,
+        privateKeyPem: issued.keyPem,
+        caPem: issued.caPem,
+        pkcs12Base64: issued.pkcs12?.toString('base64') ?? null,
+      });
+  });
+
+  app.get('/principals/:principalId/certificates', async (request) => {
+    const { tenantId, principalId } = paramsOf(PrincipalParamsSchema, request);
+    const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
+    const principal = await principalInTenant(store, tenant, principalId);
+    return { certificates: await store.listCertificates(principal.id) };
+  });
+
+  app.post('/certificates/:serial/revoke', async (request) => {
+    const { tenantId, serial } = paramsOf(CertificateParamsSchema, request);
+    const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
+    const record = await certificateInTenant(store, tenant, serial);
+    // Gateways poll revocations every second, so the certificate stops working within about that.
+    return revokePrincipalCertificate(store, record.serial);
+  });
+}

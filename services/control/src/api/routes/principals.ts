@@ -1,0 +1,50 @@
+// A tenant's principals and their authenticators. Registered twice (see
+// app.ts): under /control for a tenant admin's own tenant, and under
+// /control/tenants/{id} for operators (and tenant admins naming their own).
+import type { FastifyInstance } from 'fastify';
+import { enrolTotp, resetTotp } from '../../admin/totp.js';
+import { callerOf } from '../caller.js';
+import { bodyOf, type ControlContext, paramsOf } from '../context.js';
+import { NewPrincipalSchema, PrincipalParamsSchema, TenantParamsSchema } from '../schemas.js';
+import { principalInTenant, tenantInScope } from '../scope.js';
+
+export function principalRoutes(app: FastifyInstance, { store, masterKey }: ControlContext): void {
+  app.get('/principals', async (request) => {
+    const { tenantId } = paramsOf(TenantParamsSchema, request);
+    const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
+    return { principals: await store.listPrincipals(tenant.id) };
+  });
+
+  app.post('/principals', async (request, reply) => {
+    const { tenantId } = paramsOf(TenantParamsSchema, request);
+    const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
+    const input = bodyOf(NewPrincipalSchema, request, 'principal');
+    const principal = await store.createPrincipal({ ...input, tenantId: tenant.id });
+    return reply.code(201).send(principal);
+  });
+
+  app.delete('/principals/:principalId', async (request, reply) => {
+    const { tenantId, principalId } = paramsOf(PrincipalParamsSchema, request);
+    const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
+    const principal = await principalInTenant(store, tenant, principalId);
+    // Its certificates stay recorded as revoked, so gateways refuse them from the next poll.
+    await store.deletePrincipal(principal.id);
+    return reply.code(204).send();
+  });
+
+  app.post('/principals/:principalId/totp', async (request, reply) => {
+    const { tenantId, principalId } = paramsOf(PrincipalParamsSchema, request);
+    const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
+    const principal = await principalInTenant(store, tenant, principalId);
+    const enrolment = await enrolTotp(store, masterKey, { principalId: principal.id });
+    // The secret is shown this once; nothing on the way may keep a copy.
+    return reply.code(201).header('cache-control', 'no-store').send(enrolment);
+  });
+
+  app.delete('/principals/:principalId/totp', async (request) => {
+    const { tenantId, principalId } = paramsOf(PrincipalParamsSchema, request);
+    const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
+    const principal = await principalInTenant(store, tenant, principalId);
+    return resetTotp(store, { principalId: principal.id });
+  });
+}

@@ -1,0 +1,43 @@
+// Tenants, for operators only: list, create (optionally with a first
+// tenant-admin), read, delete, and change the quota.
+import type { FastifyInstance } from 'fastify';
+import { provisionTenant } from '../../admin/tenants.js';
+import { callerOf } from '../caller.js';
+import { bodyOf, type ControlContext, paramsOf } from '../context.js';
+import { NewTenantSchema, QuotaUpdateSchema, TenantParamsSchema } from '../schemas.js';
+import { requireOperator, tenantInScope } from '../scope.js';
+
+export function tenantRoutes(app: FastifyInstance, { store }: ControlContext): void {
+  app.get('/control/tenants', async (request) => {
+    requireOperator(callerOf(request.raw));
+    return { tenants: await store.listTenants() };
+  });
+
+  app.post('/control/tenants', async (request, reply) => {
+    requireOperator(callerOf(request.raw));
+    const created = await provisionTenant(store, bodyOf(NewTenantSchema, request, 'tenant'));
+    return reply.code(201).send(created);
+  });
+
+  app.get('/control/tenants/:tenantId', async (request) => {
+    const caller = callerOf(request.raw);
+    requireOperator(caller);
+    return tenantInScope(store, caller, paramsOf(TenantParamsSchema, request).tenantId);
+  });
+
+  app.delete('/control/tenants/:tenantId', async (request, reply) => {
+    const caller = callerOf(request.raw);
+    requireOperator(caller);
+    const tenant = await tenantInScope(store, caller, paramsOf(TenantParamsSchema, request).tenantId);
+    // Its principals' certificates stay recorded as revoked, so gateways refuse them from the next poll.
+    await store.deleteTenant(tenant.id);
+    return reply.code(204).send();
+  });
+
+  app.patch('/control/tenants/:tenantId/quota', async (request) => {
+    const caller = callerOf(request.raw);
+    requireOperator(caller);
+    const tenant = await tenantInScope(store, caller, paramsOf(TenantParamsSchema, request).tenantId);
+    return store.updateQuota(tenant.id, bodyOf(QuotaUpdateSchema, request, 'quota'));
+  });
+}

@@ -1,0 +1,67 @@
+// The control API's inputs: every body and path parameter is parsed here
+// before a route uses it. Ranges the admin operations and the store check
+// themselves (validity days, quota bounds, names) are checked there too;
+// these schemas settle the shape and refuse unknown fields.
+import { DatabaseNameSchema } from '@rookery/protocol';
+import { z } from 'zod';
+import { DatabaseAccessSchema, PrincipalKindSchema, TenantIdSchema } from '../store/types.js';
+
+export const TenantParamsSchema = z.object({ tenantId: z.string().min(1).optional() });
+export const PrincipalParamsSchema = TenantParamsSchema.extend({ principalId: z.string().min(1) });
+export const CertificateParamsSchema = TenantParamsSchema.extend({ serial: z.string().min(1) });
+
+const QuotaPatchSchema = z
+  .object({
+    requestsPerSecond: z.number().int().min(1).optional(),
+    storageBytes: z.number().int().min(0).optional(),
+  })
+  .strict();
+
+export const QuotaUpdateSchema = QuotaPatchSchema.refine(
+  (q) => q.requestsPerSecond !== undefined || q.storageBytes !== undefined,
+  'name requestsPerSecond, storageBytes or both',
+);
+
+export const NewTenantSchema = z
+  .object({
+    id: TenantIdSchema,
+    name: z.string().trim().min(1, 'name the tenant').max(200),
+    quota: QuotaPatchSchema.optional(),
+    /** A first tenant-admin, so the people who asked for the tenant can reach it at once. */
+    admin: z
+      .object({ name: z.string().trim().min(1).max(200), kind: PrincipalKindSchema })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+/** Roles a tenant admin may hand out: never `operator` (operators are made by operators, with the CLI). */
+const TenantRoleSchema = z.discriminatedUnion(
+  'kind',
+  [
+    z.object({ kind: z.literal('tenant-admin') }).strict(),
+    z
+      .object({ kind: z.literal('database'), access: z.record(DatabaseNameSchema, DatabaseAccessSchema) })
+      .strict(),
+  ],
+  {
+    error:
+      'a role is {"kind": "tenant-admin"} or {"kind": "database", "access": {"<database>": "read-write" | "read-only"}}',
+  },
+);
+
+export const NewPrincipalSchema = z
+  .object({
+    name: z.string().trim().min(1, 'name the principal').max(200),
+    kind: PrincipalKindSchema,
+    role: TenantRoleSchema,
+  })
+  .strict();
+
+export const CertificateRequestSchema = z
+  .object({
+    validDays: z.number().int().optional(),
+    /** Also answer a PKCS#12 bundle (base64) protected by this password. */
+    pkcs12Password: z.string().optional(),
+  })
+  .strict();

@@ -1,0 +1,60 @@
+// The control API on a real HTTP server on an ephemeral port, over a fresh
+// embedded control plane. Stands in for the gateway: the test names the
+// calling principal and this server hands it to the API, as the gateway does
+// after authenticating a certificate. (The header exists only in this fixture.)
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { buildControlApi, type ControlApi } from '../api/app.js';
+import type { Principal } from '../store/types.js';
+import { type EmbeddedControl, openEmbeddedControl } from './embedded.js';
+
+const AS_HEADER = 'x-test-principal';
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  json: Record<string, unknown> & { code?: string };
+}
+
+export interface ControlApiHarness extends EmbeddedControl {
+  api: ControlApi;
+  call(as: Principal, method: string, path: string, body?: unknown): Promise<Reply>;
+}
+
+export async function startControlApi(): Promise<ControlApiHarness> {
+  const control = await openEmbeddedControl();
+  const api = await buildControlApi({ ...control, logger: pino({ level: 'silent' }) });
+  const server = http.createServer((request, response) => {
+    void (async () => {
+      const principal = await control.store.getPrincipal(String(request.headers[AS_HEADER]));
+      if (!principal) throw new Error(`the test named no known principal (${request.headers[AS_HEADER]})`);
+      await api.serve(request, response, { principal, requestId: 'test' });
+    })().catch((error: unknown) => {
+      response.writeHead(599).end(String(error));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    ...control,
+    api,
+    async call(as, method, path, body) {
+      const response = await fetch(base + path, {
+        method,
+        headers: {
+          [AS_HEADER]: as.id,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, json: text ? JSON.parse(text) : {} };
+    },
+    async close() {
+      await new Promise((resolve) => server.close(resolve));
+      await api.close();
+      await control.close();
+    },
+  };
+}
