@@ -3,6 +3,7 @@ import { issueServerCertificate, sealSecret } from '@rookery/pki';
 import { generate, generateSecret } from 'otplib';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { controlRouteCases } from './test-fixtures/control-routes.js';
 import { forkGateway } from './test-fixtures/gateway-process.js';
 import { type Client, type Stack, startStack } from './test-fixtures/stack.js';
 import { tenantRoutes } from './test-fixtures/tenant-routes.js';
@@ -50,6 +51,22 @@ afterAll(async () => {
   await stack?.close();
 });
 
+/** A person of acme with an enrolled authenticator (and no two-factor session yet). */
+async function person(name: string): Promise<{ client: Client; secret: string }> {
+  const client = await stack.client({
+    tenantId: 'acme',
+    kind: 'person',
+    name,
+    role: { kind: 'tenant-admin' },
+  });
+  const secret = generateSecret();
+  await stack.store.setTotpSecret(
+    client.principal.id,
+    sealSecret(stack.masterKey, secret, client.principal.id),
+  );
+  return { client, secret };
+}
+
 describe('routing through the gateway', () => {
   it("takes the tenant from the certificate: the same path reaches each tenant's own data", async () => {
     const a = await adminA.call('GET', '/databases/shop/docs?id=users/1');
@@ -88,6 +105,50 @@ describe('tenant isolation', () => {
     const b = await adminB.call('GET', '/databases/shop/docs?id=users/1');
     expect(JSON.stringify(b.json)).toContain('Grace of Globex');
   });
+
+  it("answers 403 to a tenant-A certificate on every control route of tenant B, and 404 for B's principals and certificates", async () => {
+    const bPrincipals = await stack.store.listPrincipals('globex');
+    const routes = await controlRouteCases(stack, {
+      tenantId: 'globex',
+      principalId: adminB.principal.id,
+      serial: adminB.serial,
+    });
+    expect(routes.otherTenant.length).toBeGreaterThan(10);
+    for (const route of routes.otherTenant) {
+      const reply = await adminA.call(route.method, route.path, route.body);
+      expect({ route: route.route, status: reply.status, code: reply.json.code }).toEqual({
+        route: route.route,
+        status: 403,
+        code: 'Forbidden',
+      });
+    }
+    // Through A's own scope, B's principal and certificate read as ids that do not exist.
+    expect(routes.otherObjects.length).toBeGreaterThan(5);
+    for (const route of routes.otherObjects) {
+      const reply = await adminA.call(route.method, route.path, route.body);
+      const code = route.path.includes('/certificates/') ? 'CertificateNotFound' : 'PrincipalNotFound';
+      expect({ route: route.route, status: reply.status, code: reply.json.code }).toEqual({
+        route: route.route,
+        status: 404,
+        code,
+      });
+    }
+    // The rest act on the caller's own tenant and name nothing of B's: list them so a new one is looked at.
+    expect(routes.ownTenant.map((r) => r.route).sort()).toEqual([
+      'GET /control/databases',
+      'GET /control/principals',
+      'POST /control/principals',
+    ]);
+    // The gateway's own routes: another tenant's usage, and the operators' metrics.
+    expect((await adminA.call('GET', '/usage?tenant=globex')).status).toBe(403);
+    expect((await adminA.call('GET', '/metrics')).status).toBe(403);
+    // Nothing of B changed, and B's admin still works.
+    expect(await stack.store.listPrincipals('globex')).toEqual(bPrincipals);
+    expect((await stack.store.getCertificateBySerial(adminB.serial))?.revokedAt).toBeNull();
+    expect((await stack.store.getTenant('globex'))?.quota.requestsPerSecond).not.toBe(1_000_000);
+    expect(await stack.store.getTenant('stolen')).toBeNull();
+    expect((await adminB.call('GET', '/control/principals')).status).toBe(200);
+  });
 });
 
 describe('roles', () => {
@@ -120,22 +181,103 @@ describe('revocation', () => {
   });
 });
 
-describe('two-factor sessions for people', () => {
-  async function person(name: string): Promise<{ client: Client; secret: string }> {
-    const client = await stack.client({
-      tenantId: 'acme',
-      kind: 'person',
-      name,
+describe('the control API through the gateway', () => {
+  it('lets a tenant admin create a program principal and issue it a certificate that then works, until revoked', async () => {
+    const created = await adminA.call('POST', '/control/principals', {
+      name: 'ci',
+      kind: 'program',
+      role: { kind: 'database', access: { shop: 'read-write' } },
+    });
+    expect(created.status).toBe(201);
+    const principalId = String(created.json.id);
+    const issued = await adminA.call('POST', `/control/principals/${principalId}/certificates`, {
+      validDays: 1,
+    });
+    expect(issued.status).toBe(201);
+    expect(issued.headers['cache-control']).toBe('no-store');
+    const ci = stack.connect({
+      certPem: String(issued.json.certificatePem),
+      keyPem: String(issued.json.privateKeyPem),
+    });
+    const read = await ci.call('GET', '/databases/shop/docs?id=users/1');
+    expect(read.status).toBe(200);
+    expect(JSON.stringify(read.json)).toContain('Ada of Acme');
+    // Its role holds: one database, and no control API.
+    expect((await ci.call('GET', '/databases/elsewhere/stats')).status).toBe(403);
+    expect((await ci.call('GET', '/control/principals')).status).toBe(403);
+
+    const serial = String((issued.json.certificate as { serial: string }).serial);
+    const listed = await adminA.call('GET', `/control/principals/${principalId}/certificates`);
+    expect((listed.json.certificates as { serial: string }[]).map((c) => c.serial)).toEqual([serial]);
+    const revoked = await adminA.call('POST', `/control/certificates/${serial}/revoke`);
+    expect([revoked.status, revoked.json.revokedNow]).toEqual([200, true]);
+    let reply = await ci.call('GET', '/databases/shop/docs?id=users/1');
+    for (let i = 0; i < 50 && reply.status === 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      reply = await ci.call('GET', '/databases/shop/docs?id=users/1');
+    }
+    expect([reply.status, reply.json.code]).toEqual([401, 'CertificateRevoked']);
+  });
+
+  it("refuses tenant A's admin on tenant B's principals, and per-database principals on the control API", async () => {
+    const theirs = await adminA.call('GET', '/control/tenants/globex/principals');
+    expect([theirs.status, theirs.json.code]).toEqual([403, 'Forbidden']);
+    const planted = await adminA.call('POST', '/control/tenants/globex/principals', {
+      name: 'intruder',
+      kind: 'program',
       role: { kind: 'tenant-admin' },
     });
-    const secret = generateSecret();
-    await stack.store.setTotpSecret(
-      client.principal.id,
-      sealSecret(stack.masterKey, secret, client.principal.id),
-    );
-    return { client, secret };
-  }
+    expect([planted.status, planted.json.code]).toEqual([403, 'Forbidden']);
+    const revokeTheirs = await adminA.call('POST', `/control/certificates/${adminB.serial}/revoke`);
+    expect([revokeTheirs.status, revokeTheirs.json.code]).toEqual([404, 'CertificateNotFound']);
+    expect((await adminB.call('GET', '/databases')).status).toBe(200);
 
+    const reader = await readerA.call('GET', '/control/principals');
+    expect([reader.status, reader.json.code]).toEqual([403, 'Forbidden']);
+    expect((await readerA.call('GET', '/control/databases')).status).toBe(403);
+    // Operators name the tenant, as on data routes.
+    const viaOperator = await operator.call('GET', '/control/tenants/globex/principals');
+    expect((viaOperator.json.principals as { name: string }[]).map((p) => p.name)).toContain('globex-admin');
+    expect((await operator.call('GET', '/control/principals')).json.code).toBe('TenantRequired');
+  });
+
+  it('records the databases created and deleted through the gateway, so the control plane agrees with the tenant', async () => {
+    const names = async () => {
+      const recorded = await adminA.call('GET', '/control/databases');
+      expect(recorded.status).toBe(200);
+      return (recorded.json.databases as { name: string }[]).map((d) => d.name.toLowerCase()).sort();
+    };
+    expect((await adminA.call('PUT', '/admin/databases', { Name: 'Orders' })).status).toBe(201);
+    const stopsAt = await names();
+    expect(stopsAt).toContain('orders');
+    const served = (await adminA.call('GET', '/databases')).json.Databases as string[];
+    expect(stopsAt).toEqual(served.map((n) => n.toLowerCase()).sort());
+    // A refused creation records nothing; neither does a deletion of a database that is not there.
+    expect((await adminA.call('PUT', '/admin/databases', { Name: 'orders' })).status).toBe(409);
+    expect((await adminA.call('DELETE', '/admin/databases?name=ghost')).status).toBe(404);
+    expect(await names()).toEqual(stopsAt);
+
+    // Operators go through /tenants/{id}/…, recorded the same way.
+    expect((await operator.call('DELETE', '/tenants/acme/admin/databases?name=Orders')).status).toBe(204);
+    expect(await names()).not.toContain('orders');
+    const afterDelete = (await adminA.call('GET', '/databases')).json.Databases as string[];
+    expect(await names()).toEqual(afterDelete.map((n) => n.toLowerCase()).sort());
+  });
+
+  it("holds a person's certificate to a two-factor session on the control API too", async () => {
+    const { client, secret } = await person('dora');
+    const without = await client.call('GET', '/control/principals');
+    expect([without.status, without.json.code]).toEqual([401, 'TwoFactorRequired']);
+    const opened = await client.call('POST', '/auth/2fa', {
+      code: await generate({ secret }),
+      binding: 'certificate',
+    });
+    expect(opened.status).toBe(201);
+    expect((await client.call('GET', '/control/principals')).status).toBe(200);
+  });
+});
+
+describe('two-factor sessions for people', () => {
   it('requires a session, refuses bad and replayed codes, and binds sessions to the browser', async () => {
     const { client, secret } = await person('alice');
     const first = await client.call('GET', '/databases');
@@ -254,6 +396,10 @@ describe('quotas and usage', () => {
       expect(reply.status).toBe(201);
       bytesOut += Buffer.byteLength(reply.text);
     }
+    // Control requests of a tenant principal count for its tenant too.
+    const control = await client.call('GET', '/control/databases');
+    expect(control.status).toBe(200);
+    bytesOut += Buffer.byteLength(control.text);
     const usage = await client.call('GET', '/usage');
     expect(usage.status).toBe(200);
     const minutes = usage.json.Minutes as {
@@ -264,12 +410,12 @@ describe('quotas and usage', () => {
     }[];
     const sum = (k: 'Requests' | 'BytesIn' | 'BytesOut' | 'WorkUnits') =>
       minutes.reduce((n, m) => n + m[k], 0);
-    expect(sum('Requests')).toBe(21);
+    expect(sum('Requests')).toBe(22);
     expect(sum('BytesIn')).toBe(
       20 * Buffer.byteLength(body) + Buffer.byteLength(JSON.stringify({ Name: 'db' })),
     );
     expect(sum('BytesOut')).toBeGreaterThanOrEqual(bytesOut);
-    expect(sum('WorkUnits')).toBeGreaterThanOrEqual(21);
+    expect(sum('WorkUnits')).toBeGreaterThanOrEqual(22);
     // Another tenant's usage is not readable.
     expect((await client.call('GET', '/usage?tenant=acme')).status).toBe(403);
   });

@@ -3,24 +3,27 @@
 // authorised against the route, held to its tenant's quotas, then streamed to
 // the tenant's container and metered. Plain node:https rather than fastify:
 // the hot path is a proxy whose bodies must stay streams, and every
-// microsecond here is added to every request of every tenant.
+// microsecond here is added to every request of every tenant. /control/…
+// goes to the control plane's API, hosted here in-process (see
+// services/control/README.md for why), once the caller is authenticated.
 import type http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import type { ControlStore } from '@rookery/control';
-import { identityOf } from '@rookery/pki';
+import { buildControlApi, type ControlStore, type Principal, type Tenant } from '@rookery/control';
+import { type CertificateAuthority, identityOf } from '@rookery/pki';
 import { type ErrorCode, RookeryError } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { authorize } from './authorize.js';
+import { DatabaseRecords } from './database-records.js';
 import type { HostClient } from './host-client.js';
 import { UsageMeter } from './metering.js';
 import { GatewayMetrics } from './metrics.js';
 import { PrincipalDirectory, type Resolved } from './principals.js';
 import { proxyToTenant, TenantAgents, TenantUnreachable } from './proxy.js';
 import { RateLimiter } from './rate-limiter.js';
-import { classifyTenantRoute } from './route-access.js';
+import { classifyTenantRoute, isControlPath } from './route-access.js';
 import { SESSION_COOKIE, TwoFactor } from './two-factor.js';
 
 export interface ServerCertificate {
@@ -31,7 +34,8 @@ export interface ServerCertificate {
 export interface GatewayOptions {
   host: string;
   port: number;
-  caPem: string;
+  /** Its certificate is the one client certificates must chain to; the control API issues with it. */
+  ca: CertificateAuthority;
   serverCertificate: ServerCertificate;
   store: ControlStore;
   hosts: HostClient;
@@ -82,6 +86,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const agents = new TenantAgents();
   const metrics = new GatewayMetrics();
   const storage = new StorageCache(options.hosts, options.storageCheckMs ?? 10_000, now);
+  const control = await buildControlApi({
+    store: options.store,
+    ca: options.ca,
+    masterKey: options.masterKey,
+    logger: log.child({ unit: 'control' }),
+  });
+  const databaseRecords = new DatabaseRecords(options.store, options.hosts, log);
   // Tenants (and their quotas) are read from the store at most once a second per tenant.
   const tenants = new TtlCache(
     (id: string) => options.store.getTenant(id),
@@ -94,7 +105,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const tls = (certificate: ServerCertificate) => ({
     key: certificate.keyPem,
     cert: certificate.certPem,
-    ca: [options.caPem],
+    ca: [options.ca.certPem],
     requestCert: true,
     rejectUnauthorized: true,
     minVersion: 'TLSv1.2' as const,
@@ -156,6 +167,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       response.end(await metrics.text());
       return;
     }
+    if (isControlPath(path)) return serveControl(request, response, principal, requestId);
 
     const route = classifyTenantRoute(request.method ?? 'GET', url);
     if (!route) throw gatewayError('RouteNotFound', `There is no route ${request.method} ${path}.`);
@@ -166,15 +178,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     if (!tenant)
       throw gatewayError('Forbidden', `This certificate cannot reach tenant ${decision.tenantId}.`);
 
-    const rate = limiter.take(tenant.id, tenant.quota.requestsPerSecond);
-    if (!rate.allowed) {
-      response.setHeader('retry-after', String(rate.retryAfterSeconds));
-      throw gatewayError(
-        'RateLimited',
-        `Tenant ${tenant.id} is over its limit of ${tenant.quota.requestsPerSecond} requests/s; retry after ${rate.retryAfterSeconds} s or raise the quota.`,
-        { limit: 'requestsPerSecond', value: tenant.quota.requestsPerSecond },
-      );
-    }
+    takeRequestToken(tenant, response);
     if (route.access !== 'read') {
       const bytes = await storage.bytesOf(tenant.id);
       if (bytes !== null && bytes >= tenant.quota.storageBytes) {
@@ -187,8 +191,44 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     }
 
     const outcome = await forward(request, response, tenant.id, route.upstreamPath, requestId);
+    databaseRecords.afterProxied(tenant.id, request.method ?? 'GET', route.upstreamPath, outcome.status);
     meter.record(tenant.id, outcome);
     metrics.tenantRequest(tenant.id);
+  }
+
+  function takeRequestToken(tenant: Tenant, response: http.ServerResponse): void {
+    const rate = limiter.take(tenant.id, tenant.quota.requestsPerSecond);
+    if (rate.allowed) return;
+    response.setHeader('retry-after', String(rate.retryAfterSeconds));
+    throw gatewayError(
+      'RateLimited',
+      `Tenant ${tenant.id} is over its limit of ${tenant.quota.requestsPerSecond} requests/s; retry after ${rate.retryAfterSeconds} s or raise the quota.`,
+      { limit: 'requestsPerSecond', value: tenant.quota.requestsPerSecond },
+    );
+  }
+
+  async function serveControl(
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+    principal: Principal,
+    requestId: string,
+  ) {
+    // A tenant principal's control requests count against its tenant like any other request.
+    // Operators belong to no tenant: nothing limits or meters theirs.
+    const tenant = principal.tenantId === null ? null : await tenants.get(principal.tenantId);
+    if (tenant) takeRequestToken(tenant, response);
+    // A database creation relayed a moment ago is in the store before its listing is read.
+    await databaseRecords.settled();
+    const answer = await control.serve(request, response, { principal, requestId });
+    if (tenant) {
+      // Bodies here are small JSON read whole by the API: their declared length is what it read.
+      meter.record(tenant.id, {
+        bytesIn: Number(request.headers['content-length']) || 0,
+        bytesOut: answer.bytesOut,
+        workUnits: 1,
+      });
+      metrics.tenantRequest(tenant.id);
+    }
   }
 
   async function forward(
@@ -334,6 +374,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         server.closeIdleConnections();
       });
       agents.close();
+      await databaseRecords.settled();
+      await control.close();
       await flushUsage();
     },
   };

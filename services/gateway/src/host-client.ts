@@ -2,6 +2,7 @@
 // socket. A woken tenant's socket is remembered, so a request to a running
 // tenant costs no round trip to the host; a refused connection forgets it.
 import { request } from 'undici';
+import { z } from 'zod';
 
 export type WakeResult =
   | { ok: true; socketPath: string }
@@ -10,6 +11,11 @@ export type WakeResult =
 export interface TenantStorage {
   bytes: number;
 }
+
+/** The part of the host's tenant stats the gateway reads: databases whose files it could read carry their id. */
+const TenantDatabasesSchema = z.object({
+  databases: z.array(z.object({ name: z.string().min(1), databaseId: z.string().optional() })),
+});
 
 export class HostClient {
   private readonly sockets = new Map<string, string>();
@@ -44,6 +50,21 @@ export class HostClient {
     const body = (await response.body.json()) as { bytesOnDisk?: unknown };
     if (response.statusCode !== 200 || typeof body.bytesOnDisk !== 'number') return null;
     return { bytes: body.bytesOnDisk };
+  }
+
+  /** Names of the databases the tenant stores, read by the host from its files without waking it. */
+  async databasesOf(tenantId: string): Promise<{ readable: string[]; unreadable: string[] }> {
+    const response = await request(`${this.baseUrl}/tenants/${encodeURIComponent(tenantId)}/stats`, {
+      headers: { 'x-rookery-internal-token': this.token },
+    });
+    const body: unknown = await response.body.json();
+    const stats = TenantDatabasesSchema.safeParse(body);
+    if (response.statusCode !== 200 || !stats.success) {
+      throw new Error(`the host answered ${response.statusCode} to the stats of tenant ${tenantId}`);
+    }
+    const readable = stats.data.databases.filter((d) => d.databaseId !== undefined).map((d) => d.name);
+    const unreadable = stats.data.databases.filter((d) => d.databaseId === undefined).map((d) => d.name);
+    return { readable, unreadable };
   }
 
   private async wake(tenantId: string): Promise<WakeResult> {

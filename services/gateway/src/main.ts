@@ -20,7 +20,7 @@ const store = await openControlStore({ dataDir: config.dataDir, databaseUrl: con
 const gateway = await startGateway({
   host: config.host,
   port: config.port,
-  caPem: ca.certPem,
+  ca,
   serverCertificate,
   store,
   hosts: new HostClient(config.hostUrl, config.internalToken),

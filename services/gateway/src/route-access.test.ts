@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyTenantRoute } from './route-access.js';
+import { classifyTenantRoute, isControlPath } from './route-access.js';
 
 describe('classifyTenantRoute', () => {
   it.each([
@@ -47,5 +47,16 @@ describe('classifyTenantRoute', () => {
     expect(classifyTenantRoute('GET', '/tenants/acme')).toBeNull();
     expect(classifyTenantRoute('GET', '/tenants/acme/usage')).toBeNull();
     expect(classifyTenantRoute('GET', '/')).toBeNull();
+  });
+});
+
+describe('isControlPath', () => {
+  it('takes /control and everything under it, and nothing that merely starts alike', () => {
+    expect(isControlPath('/control')).toBe(true);
+    expect(isControlPath('/control/principals')).toBe(true);
+    expect(isControlPath('/control/tenants/acme/databases')).toBe(true);
+    expect(isControlPath('/controls')).toBe(false);
+    expect(isControlPath('/databases/control/docs')).toBe(false);
+    expect(isControlPath('/tenants/acme/control/principals')).toBe(false);
   });
 });

@@ -14,6 +14,15 @@ export interface TenantRoute {
   upstreamPath: string;
 }
 
+/**
+ * The control plane's API (tenants, principals, certificates, TOTP, database
+ * records): served by the control API the gateway hosts, which decides access
+ * itself from the caller's principal.
+ */
+export function isControlPath(path: string): boolean {
+  return path === '/control' || path.startsWith('/control/');
+}
+
 const EXPLICIT = /^\/tenants\/([^/?]+)(\/[^?]*)?(\?.*)?$/;
 const DATABASE = /^\/databases\/([^/?]+)/;
 

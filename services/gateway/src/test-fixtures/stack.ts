@@ -24,24 +24,25 @@ import { HostClient } from '../host-client.js';
 
 export const TOKEN = 'test-internal-token-0123456789';
 
-export interface Client {
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  json: Record<string, unknown>;
+  text: string;
+}
+
+/** Calls the gateway over TLS with one client certificate. */
+export interface Connection {
+  agent: Agent;
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply>;
+}
+
+export interface Client extends Connection {
   principal: Principal;
   thumbprint: string;
   serial: string;
   certPem: string;
   keyPem: string;
-  agent: Agent;
-  call(
-    method: string,
-    path: string,
-    body?: unknown,
-    headers?: Record<string, string>,
-  ): Promise<{
-    status: number;
-    headers: Record<string, string | string[] | undefined>;
-    json: Record<string, unknown>;
-    text: string;
-  }>;
 }
 
 export interface Stack {
@@ -54,6 +55,8 @@ export interface Stack {
   supervisor: TenantSupervisor;
   clock: { now: number | null };
   client(input: CreatePrincipalInput): Promise<Client>;
+  /** A connection with a certificate issued elsewhere (e.g. through the control API). */
+  connect(pems: { certPem: string; keyPem: string }): Connection;
   close(): Promise<void>;
 }
 
@@ -95,7 +98,7 @@ export async function startStack(
   const gateway = await startGateway({
     host: '127.0.0.1',
     port: 0,
-    caPem: ca.certPem,
+    ca,
     serverCertificate: server,
     store,
     hosts: new HostClient(hostUrl, TOKEN),
@@ -107,6 +110,31 @@ export async function startStack(
     now: () => clock.now ?? Date.now(),
   });
   const agents: Agent[] = [];
+  function connect({ certPem, keyPem }: { certPem: string; keyPem: string }): Connection {
+    const agent = new Agent({
+      connect: { ca: ca.certPem, cert: certPem, key: keyPem, servername: 'localhost' },
+    });
+    agents.push(agent);
+    return {
+      agent,
+      async call(method, urlPath, body, headers = {}) {
+        const response = await request(gateway.url + urlPath, {
+          method: method as 'GET',
+          dispatcher: agent,
+          headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+          body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+        });
+        const text = await response.body.text();
+        let json: Record<string, unknown> = {};
+        try {
+          json = text ? JSON.parse(text) : {};
+        } catch {
+          // not JSON
+        }
+        return { status: response.statusCode, headers: response.headers, json, text };
+      },
+    };
+  }
 
   return {
     dir,
@@ -117,36 +145,17 @@ export async function startStack(
     gateway,
     supervisor,
     clock,
+    connect,
     async client(input) {
       const principal = await store.createPrincipal(input);
       const issued = await issuePrincipalCertificate(store, ca, { principalId: principal.id, validDays: 30 });
-      const agent = new Agent({
-        connect: { ca: ca.certPem, cert: issued.certPem, key: issued.keyPem, servername: 'localhost' },
-      });
-      agents.push(agent);
       return {
         principal,
         thumbprint: issued.record.thumbprint,
         serial: issued.record.serial,
         certPem: issued.certPem,
         keyPem: issued.keyPem,
-        agent,
-        async call(method, urlPath, body, headers = {}) {
-          const response = await request(gateway.url + urlPath, {
-            method: method as 'GET',
-            dispatcher: agent,
-            headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-            body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-          });
-          const text = await response.body.text();
-          let json: Record<string, unknown> = {};
-          try {
-            json = text ? JSON.parse(text) : {};
-          } catch {
-            // not JSON
-          }
-          return { status: response.statusCode, headers: response.headers, json, text };
-        },
+        ...connect(issued),
       };
     },
     async close() {
