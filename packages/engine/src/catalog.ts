@@ -57,8 +57,14 @@ export class DatabaseCatalog {
     let names: string[];
     try {
       names = fs.readdirSync(this.mirror.root);
-    } catch {
-      return []; // nothing mirrored yet
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []; // nothing mirrored yet
+      // An unreadable mirror is not an empty one: starting without the databases it holds would let
+      // new, empty ones take their names.
+      throw new RookeryError(
+        'MirrorUnavailable',
+        `The mirror at ${this.mirror.root} cannot be read (${(error as Error).message}); fix it before starting this tenant`,
+      );
     }
     const restored: RestoredDatabase[] = [];
     for (const key of names.sort()) {

@@ -132,12 +132,23 @@ describe('mirror and restore', () => {
     expect(db.stats().Mirror!.LastError).toMatch(/ENOTDIR/);
   });
 
-  it('acknowledges async-mode writes while the mirror is unreachable', async () => {
+  it('holds async acknowledgments while the lag is over its bound, but never fails them', async () => {
     fs.writeFileSync(path.join(tmp.dir, 'not-a-directory'), '');
     mirror = path.join(tmp.dir, 'not-a-directory', 'shop');
-    const db = create(mirrored('async', { confirmTimeoutMs: 300 }));
-    await db.batch([{ Type: 'PUT', Id: 'orders/1', Document: { N: 1 } }]);
-    expect(db.stats().Mirror).toMatchObject({ LagTransactions: 1 });
+    const db = create(mirrored('async', { confirmTimeoutMs: 300, maxLagMs: 10 }));
+    await db.batch([{ Type: 'PUT', Id: 'orders/1', Document: { N: 1 } }]); // nothing behind yet
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    let acknowledged = false;
+    const second = db.batch([{ Type: 'PUT', Id: 'orders/2', Document: { N: 2 } }]).then(() => {
+      acknowledged = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(acknowledged).toBe(false); // orders/1 has waited longer than maxLagMs
+    await second; // acknowledged once confirmTimeoutMs passed, mirror or not
+    const stats = db.stats().Mirror!;
+    expect(stats).toMatchObject({ LagTransactions: 2, MirroredTxid: 0 });
+    expect(stats.LagMs).toBeGreaterThan(10);
+    expect(stats.LagBytes).toBeGreaterThan(0);
   });
 
   it('continues its generation after a clean restart, and starts a new one after writes the mirror never saw', async () => {
@@ -297,5 +308,16 @@ describe('a tenant catalog that lost its disk', () => {
     expect(catalog.restoreMissing().map((r) => r.database)).toEqual(['shop']);
     expect(catalog.list()).toEqual(['shop']);
     await catalog.closeAll();
+  });
+
+  it('refuses to start from a mirror it cannot read rather than start empty', () => {
+    const notADirectory = path.join(tmp.dir, 'mirror-file');
+    fs.writeFileSync(notADirectory, '');
+    const catalog = new DatabaseCatalog(
+      path.join(tmp.dir, 'data'),
+      {},
+      { root: notADirectory, mode: 'async' },
+    );
+    expect(() => catalog.restoreMissing()).toThrow(expect.objectContaining({ code: 'MirrorUnavailable' }));
   });
 });

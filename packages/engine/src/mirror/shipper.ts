@@ -64,6 +64,8 @@ interface OpenSegment {
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5_000;
 const SNAPSHOT_CHECK_MS = 1_000;
+/** Lag entries kept one per transaction before runs of them are merged (see coarsen). */
+const MAX_LAG_ENTRIES = 20_000;
 
 /**
  * Ships one database's committed transactions to its mirror directory, in commit order, as records
@@ -80,6 +82,13 @@ export class MirrorShipper {
   private queue: Queued[] = [];
   private inFlight: Queued[] = [];
   private queuedBytes = 0;
+  /**
+   * Every transaction appended and not yet restorable from the mirror, oldest first, with when it
+   * was appended: the lag is the age of the first. A transaction shipped into a generation whose
+   * snapshot is not taken yet stays here until it is.
+   */
+  private unrestorable: { txid: number; queuedAt: number; bytes: number }[] = [];
+  private unrestorableBytes = 0;
   private waiters: Waiter[] = [];
   private readonly shippedListeners = new Set<ShippedListener>();
 
@@ -151,8 +160,12 @@ export class MirrorShipper {
           )
         : undefined;
     }
-    this.queue.push({ txid, data, queuedAt: this.now() });
+    const queuedAt = this.now();
+    this.queue.push({ txid, data, queuedAt });
     this.queuedBytes += data.length;
+    this.unrestorable.push({ txid, queuedAt, bytes: data.length });
+    this.unrestorableBytes += data.length;
+    if (this.unrestorable.length > MAX_LAG_ENTRIES) this.unrestorable = coarsen(this.unrestorable);
     this.wakePump?.();
     if (this.options.mode === 'sync') {
       return this.wait(
@@ -203,7 +216,7 @@ export class MirrorShipper {
       Txid: txid,
       MirroredTxid: this.mirroredTxid,
       LagMs: this.lagMs(),
-      LagBytes: this.queuedBytes,
+      LagBytes: this.unrestorableBytes,
       LagTransactions: Math.max(0, txid - this.mirroredTxid),
       LastSnapshot: this.lastSnapshot
         ? { Txid: this.lastSnapshot.txid, At: new Date(this.lastSnapshot.takenAt).toISOString() }
@@ -305,7 +318,7 @@ export class MirrorShipper {
     this.queuedBytes -= bytes;
     this.bytesSinceSnapshot += bytes;
     this.shippedTxid = last.txid;
-    if (this.snapshotReady) this.mirroredTxid = Math.max(this.mirroredTxid, last.txid);
+    if (this.snapshotReady) this.restorableUpTo(last.txid);
     this.state = 'streaming';
     this.lastError = null;
     if (this.shippedListeners.size > 0) {
@@ -430,7 +443,7 @@ export class MirrorShipper {
         // Every transaction after the snapshot is in this generation's segments (they were queued
         // here from before the backup started), so the generation is now restorable up to both.
         this.snapshotReady = true;
-        this.mirroredTxid = Math.max(entry.txid, this.shippedTxid);
+        this.restorableUpTo(Math.max(entry.txid, this.shippedTxid));
         clearDeleted(this.options.directory);
         this.settleWaiters(false);
       }
@@ -455,8 +468,19 @@ export class MirrorShipper {
 
   // ---- acknowledgments --------------------------------------------------------------------------
 
+  private restorableUpTo(txid: number): void {
+    this.mirroredTxid = Math.max(this.mirroredTxid, txid);
+    let done = 0;
+    while (done < this.unrestorable.length && this.unrestorable[done]!.txid <= this.mirroredTxid) {
+      this.unrestorableBytes -= this.unrestorable[done]!.bytes;
+      done++;
+    }
+    if (done > 0) this.unrestorable.splice(0, done);
+  }
+
+  /** Age of the oldest transaction a restore would not bring back yet. */
   private lagMs(): number {
-    const oldest = this.inFlight[0] ?? this.queue[0];
+    const oldest = this.unrestorable[0];
     return oldest ? Math.max(0, this.now() - oldest.queuedAt) : 0;
   }
 
@@ -504,6 +528,24 @@ export class MirrorShipper {
     }
     this.waiters = remaining;
   }
+}
+
+/**
+ * Merges runs of lag entries into one each (the run's first time, last txid, total bytes), so a mirror
+ * that stays unreachable for hours does not grow this list without bound. The lag it reports can
+ * only come out higher, never lower.
+ */
+function coarsen(entries: { txid: number; queuedAt: number; bytes: number }[]) {
+  const merged: typeof entries = [];
+  for (let i = 0; i < entries.length; i += 100) {
+    const run = entries.slice(i, i + 100);
+    merged.push({
+      txid: run[run.length - 1]!.txid,
+      queuedAt: run[0]!.queuedAt,
+      bytes: run.reduce((sum, e) => sum + e.bytes, 0),
+    });
+  }
+  return merged;
 }
 
 function sleep(ms: number): Promise<void> {
