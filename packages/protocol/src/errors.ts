@@ -59,6 +59,11 @@ export const ErrorCodes = {
   UnknownJobType: 400,
   InvalidJobPayload: 400,
   JobNotFound: 404,
+  // Backups made from the mirror by the worker fleet, and restores from them.
+  BackupNotFound: 404,
+  BackupCorrupt: 422,
+  BackupKeyMismatch: 422,
+  JobQueueUnavailable: 503,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -126,6 +131,10 @@ const TITLES: Record<ErrorCode, string> = {
   UnknownJobType: 'Unknown job type',
   InvalidJobPayload: 'Invalid job payload',
   JobNotFound: 'Job not found',
+  BackupNotFound: 'Backup not found',
+  BackupCorrupt: 'Backup corrupt',
+  BackupKeyMismatch: 'Backup key mismatch',
+  JobQueueUnavailable: 'Job queue unavailable',
 };
 
 /**

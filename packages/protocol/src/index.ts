@@ -4,4 +4,5 @@ export * from './documents.js';
 export * from './errors.js';
 export * from './http-problem.js';
 export * from './indexes.js';
+export * from './jobs.js';
 export * from './queries.js';

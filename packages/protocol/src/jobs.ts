@@ -1,0 +1,59 @@
+// The jobs Rookery's services put on the job queue (@rookery/jobs) for the worker fleet: each
+// type's payload schema and lease. The control plane enqueues (POST /control/backups), the
+// worker's scheduler enqueues, the workers run them: all of them open the queue with these
+// definitions, so a payload is checked the same way wherever it comes from.
+import { z } from 'zod';
+import { DatabaseNameSchema } from './database.js';
+
+const HOUR = 3600_000;
+
+export const BackupKindSchema = z.enum(['full', 'incremental']);
+export type BackupKind = z.infer<typeof BackupKindSchema>;
+
+/** `<created at, 15 digits>-<full|incremental>-<8 hex>`: name order is time order. */
+export const BackupIdSchema = z
+  .string()
+  .regex(/^\d{15}-(full|incremental)-[0-9a-f]{8}$/, 'a backup id looks like 001764000000000-full-1a2b3c4d');
+
+export const BackupJobPayloadSchema = z
+  .object({
+    database: DatabaseNameSchema,
+    /**
+     * `incremental`: the transactions since the database's latest backup, chained to it; it is
+     * made full when there is nothing to continue (no backup yet, a new mirror generation, or the
+     * mirror no longer holds the transactions since). `full`: the newest snapshot and what follows.
+     */
+    kind: BackupKindSchema.default('incremental'),
+    /** Who asked for it (a principal id, or "scheduler"), for the logs. */
+    requestedBy: z.string().min(1).max(200).optional(),
+  })
+  .strict();
+export type BackupJobPayload = z.output<typeof BackupJobPayloadSchema>;
+
+export const RestoreJobPayloadSchema = z
+  .object({
+    /** The backed-up database. */
+    database: DatabaseNameSchema,
+    /** The backup to restore (with the chain it continues); default: the database's latest. */
+    backupId: BackupIdSchema.optional(),
+    /** Restore the state as of this time (ms since the epoch), within the chain; default: the backup's end. */
+    until: z.number().int().nonnegative().optional(),
+    /** A new database of the same tenant; restoring over an existing one is refused. */
+    targetDatabase: DatabaseNameSchema,
+    requestedBy: z.string().min(1).max(200).optional(),
+  })
+  .strict();
+export type RestoreJobPayload = z.output<typeof RestoreJobPayloadSchema>;
+
+/**
+ * Every job type, as `openSqliteJobQueue` / `openPostgresJobQueue` take them. A lease is how long
+ * one attempt may run before the queue counts it failed and retries it (the queue has no
+ * heartbeat): long enough for an honest backup of a large database, and the bound on how long a
+ * crashed worker's job waits before another worker retries it.
+ */
+export const ROOKERY_JOB_TYPES = {
+  backup: { payload: BackupJobPayloadSchema, leaseMs: 2 * HOUR },
+  restore: { payload: RestoreJobPayloadSchema, leaseMs: 2 * HOUR },
+} as const;
+export type RookeryJobTypes = typeof ROOKERY_JOB_TYPES;
+export type RookeryJobType = keyof RookeryJobTypes;
