@@ -17,6 +17,15 @@ export {
   indexStatsOf,
 } from './indexing/database-indexer.js';
 export { SandboxError, type SandboxLimits } from './indexing/sandbox/index.js';
+export {
+  type MirrorSnapshot,
+  newestMirrorGeneration,
+  newestMirrorSnapshot,
+  readTransactionRun,
+  StagedMirror,
+  segmentBytesAfter,
+  type TransactionRun,
+} from './mirror/backup-source.js';
 export { hasMirror, isDeleted } from './mirror/layout.js';
 export {
   type MirrorLogger,
