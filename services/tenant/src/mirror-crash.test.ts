@@ -296,7 +296,7 @@ describe('mirror: crash and loss of the local disk', () => {
       );
     }
     // Meaningful only if real work was acknowledged before the kills.
-    expect(totals.acked).toBeGreaterThan(ROUNDS * TENANTS.length * 10);
+    expect(totals.acked).toBeGreaterThan(ROUNDS * TENANTS.length * 5);
     process.stderr.write(
       `mirror crash test: ${totals.acked} acknowledged batches, ${totals.asyncLost} lost in async mode within the lag\n`,
     );
