@@ -38,6 +38,11 @@ export const MetadataInputSchema = z
     '@collection': z.string().min(1).max(256).optional(),
     '@expires': IsoDateSchema.optional(),
     '@archive-at': IsoDateSchema.optional(),
+    /**
+     * Server-maintained but writable, as in RavenDB: a document stored back with `@archived: true` stays
+     * archived, one stored without it is not (that is how a PUT or a patch un-archives a document).
+     */
+    '@archived': z.boolean().optional(),
   })
   .catchall(z.unknown());
 export type MetadataInput = z.infer<typeof MetadataInputSchema>;
@@ -54,6 +59,8 @@ export interface DocumentMetadata {
   '@last-modified': string;
   '@expires'?: string;
   '@archive-at'?: string;
+  /** Present (true) on an archived document: stored compressed, left out of indexes that do not include archived ones. */
+  '@archived'?: true;
   [key: string]: unknown;
 }
 

@@ -5,4 +5,5 @@ export * from './errors.js';
 export * from './http-problem.js';
 export * from './indexes.js';
 export * from './jobs.js';
+export * from './lifecycle.js';
 export * from './queries.js';
