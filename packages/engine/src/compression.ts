@@ -12,19 +12,31 @@ export const FLAG_COMPRESSED = 1;
 export function encodeBody(json: string, thresholdBytes: number): { body: string | Buffer; flags: number } {
   if (json.length < thresholdBytes) return { body: json, flags: 0 };
   const raw = Buffer.from(json, 'utf8');
-  const packed = zlib.brotliCompressSync(raw, {
+  const packed = brotli(raw);
+  // Incompressible bodies are kept as they are: never pay to inflate a read.
+  if (packed.length >= raw.length) return { body: json, flags: 0 };
+  return { body: packed, flags: FLAG_COMPRESSED };
+}
+
+/**
+ * Compresses whatever the size: archived bodies are rarely read, so space wins over the cost of
+ * inflating, and "archived means compressed" holds without exceptions.
+ */
+export function compressBody(json: string): { body: Buffer; flags: number } {
+  return { body: brotli(Buffer.from(json, 'utf8')), flags: FLAG_COMPRESSED };
+}
+
+export function decodeBody(body: string | Buffer, flags: number): string {
+  if ((flags & FLAG_COMPRESSED) === 0) return body as string;
+  return zlib.brotliDecompressSync(body as Buffer).toString('utf8');
+}
+
+function brotli(raw: Buffer): Buffer {
+  return zlib.brotliCompressSync(raw, {
     params: {
       [zlib.constants.BROTLI_PARAM_QUALITY]: 1,
       [zlib.constants.BROTLI_PARAM_SIZE_HINT]: raw.length,
       [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
     },
   });
-  // Incompressible bodies are kept as they are: never pay to inflate a read.
-  if (packed.length >= raw.length) return { body: json, flags: 0 };
-  return { body: packed, flags: FLAG_COMPRESSED };
-}
-
-export function decodeBody(body: string | Buffer, flags: number): string {
-  if ((flags & FLAG_COMPRESSED) === 0) return body as string;
-  return zlib.brotliDecompressSync(body as Buffer).toString('utf8');
 }

@@ -6,14 +6,17 @@ import {
   type Command,
   type CommandResult,
   type DatabaseStats,
+  DEFAULT_SWEEP_LIMIT,
   type HiLoResponse,
   type IndexDefinition,
   IndexDefinitionSchema,
+  MAX_SWEEP_LIMIT,
+  type SweepResult,
 } from '@rookery/protocol';
 import BetterSqlite3 from 'better-sqlite3';
-import { decodeBody } from './compression.js';
-import { assembleDocumentJson, changeVectorOf } from './document-shape.js';
+import { changeVectorOf, documentJsonOf } from './document-shape.js';
 import { idKey, NODE_TAG } from './ids.js';
+import { sweepDue } from './lifecycle.js';
 import { TransactionMerger } from './merger.js';
 import type { MirrorLogger, MirrorOptions } from './mirror/options.js';
 import { MirrorShipper } from './mirror/shipper.js';
@@ -28,6 +31,7 @@ import {
   type Statements,
 } from './storage/statements.js';
 import {
+  archivedCounter,
   type DatabaseState,
   type DocumentChange,
   TXID_META_KEY,
@@ -249,20 +253,34 @@ export class Database {
   /**
    * A page of a collection's documents (every document for `null`) in etag
    * order, through the (collection, etag) index: a collection query reads
-   * only the page it returns.
+   * only the page it returns. Archived documents are left out, as automatic
+   * indexes leave them out, so `from Orders` and `from Orders where …` agree.
    */
   collectionPage(collection: string | null, skip: number, take: number): LoadedDocument[] {
+    // Asking for no more rows than the counters say are there stops the scan at the last live document,
+    // instead of walking the archived ones after it (archiving moves a document to the end of etag order).
+    const limit = Math.min(take, Math.max(0, this.collectionCount(collection) - skip));
+    if (limit === 0) return [];
     const rows =
       collection === null
-        ? this.reads().allDocs.all(take, skip)
-        : this.reads().collectionDocs.all(this.canonicalCollection(collection), take, skip);
+        ? this.reads().allDocs.all(limit, skip)
+        : this.reads().collectionDocs.all(this.canonicalCollection(collection), limit, skip);
     return rows.map((row) => this.loaded(row));
   }
 
-  /** Documents in a collection (all documents for `null`), from the counters: no counting. */
+  /** Documents in a collection (all documents for `null`) that are not archived, from the counters: no counting. */
   collectionCount(collection: string | null): number {
-    if (collection === null) return this.stats().CountOfDocuments;
-    return this.state.counters.get(`docs/${this.canonicalCollection(collection)}`) ?? 0;
+    if (collection === null) {
+      let live = 0;
+      for (const [key, value] of this.state.counters) {
+        if (key.startsWith('docs/')) live += value;
+        else if (key.startsWith('archived/')) live -= value;
+      }
+      return live;
+    }
+    const canonical = this.canonicalCollection(collection);
+    const counter = (key: string) => this.state.counters.get(key) ?? 0;
+    return counter(`docs/${canonical}`) - counter(archivedCounter(canonical));
   }
 
   /** True if a document of `collections` (any for null) was written or deleted after `etag`. */
@@ -289,17 +307,7 @@ export class Database {
       collection: row.collection,
       etag: row.etag,
       changeVector: changeVectorOf(row.etag, this.state.databaseId),
-      json: assembleDocumentJson(
-        {
-          id: row.id,
-          collection: row.collection,
-          etag: row.etag,
-          lastModified: row.last_modified,
-          metadata: row.metadata,
-        },
-        decodeBody(row.body, row.flags),
-        this.state.databaseId,
-      ),
+      json: documentJsonOf(row, this.state.databaseId),
     };
   }
 
@@ -354,6 +362,22 @@ export class Database {
     size = Math.min(size, HILO_MAX_RANGE);
     const high = await this.merger.enqueue((tx) => tx.nextSequence('hilo', tag.toLowerCase(), size));
     return { Prefix: `${tag}/`, Low: high - size + 1, High: high, LastSize: size, ServerTag: NODE_TAG };
+  }
+
+  /**
+   * One batch of the archival and expiration sweep (see lifecycle.ts): deletes documents whose
+   * `@expires` is at or before `now` and archives those whose `@archive-at` is, at most `limit`
+   * in all, as one unit of the single writer. Callers (the worker's sweep jobs, through the
+   * tenant's HTTP API) repeat while `More` is true.
+   */
+  sweepDue(now: number = this.clock(), options: { limit?: number } = {}): Promise<SweepResult> {
+    const limit = options.limit ?? DEFAULT_SWEEP_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SWEEP_LIMIT) {
+      return Promise.reject(
+        new RangeError(`sweep limit must be a whole number from 1 to ${MAX_SWEEP_LIMIT}, got ${limit}`),
+      );
+    }
+    return this.merger.enqueue((tx) => sweepDue(tx, this.s, now, limit), limit);
   }
 
   /** Stores an index definition in docs.db: the index file is derived from it (and rebuilt from it after a restore). */

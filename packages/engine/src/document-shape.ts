@@ -1,4 +1,14 @@
 import { EMPTY_COLLECTION, MetadataInputSchema, RookeryError, SERVER_METADATA_KEYS } from '@rookery/protocol';
+import { compressBody, decodeBody, encodeBody } from './compression.js';
+import type { DocumentRow } from './storage/statements.js';
+
+/**
+ * Bit in `docs.flags`: the document is archived. Its body is then always compressed, it shows
+ * `@archived: true` in its metadata, and indexes that do not include archived documents drop it.
+ */
+export const FLAG_ARCHIVED = 2;
+
+export const isArchived = (flags: number): boolean => (flags & FLAG_ARCHIVED) !== 0;
 
 /** A document split into what docs.db stores in separate columns. */
 export interface PreparedDocument {
@@ -9,9 +19,12 @@ export interface PreparedDocument {
   collection: string | undefined;
   expiresAt: number | null;
   archiveAt: number | null;
+  /** `@archived: true` was sent: the document is stored archived. */
+  archived: boolean;
 }
 
-const DROPPED_KEYS = new Set<string>([...SERVER_METADATA_KEYS, '@collection']);
+/** Kept in columns and flags rather than in the stored metadata text. */
+const DROPPED_KEYS = new Set<string>([...SERVER_METADATA_KEYS, '@collection', '@archived']);
 
 export function prepareDocument(id: string, input: Record<string, unknown>): PreparedDocument {
   const { '@metadata': rawMetadata, ...body } = input;
@@ -22,6 +35,7 @@ export function prepareDocument(id: string, input: Record<string, unknown>): Pre
       collection: undefined,
       expiresAt: null,
       archiveAt: null,
+      archived: false,
     };
   }
   if (typeof rawMetadata !== 'object' || rawMetadata === null || Array.isArray(rawMetadata)) {
@@ -42,6 +56,7 @@ export function prepareDocument(id: string, input: Record<string, unknown>): Pre
       collection,
       expiresAt: null,
       archiveAt: null,
+      archived: false,
     };
   }
   const parsed = MetadataInputSchema.safeParse(rawMetadata);
@@ -54,10 +69,13 @@ export function prepareDocument(id: string, input: Record<string, unknown>): Pre
     );
   }
   const metadata = parsed.data;
+  const archived = metadata['@archived'] === true;
   const userMetadata: Record<string, unknown> = {};
   let hasUserMetadata = false;
   for (const [key, value] of Object.entries(metadata)) {
     if (DROPPED_KEYS.has(key) || value === undefined) continue;
+    // Archiving consumes `@archive-at` (as in RavenDB): an archived document has nothing left to schedule.
+    if (archived && key === '@archive-at') continue;
     userMetadata[key] = value;
     hasUserMetadata = true;
   }
@@ -66,30 +84,35 @@ export function prepareDocument(id: string, input: Record<string, unknown>): Pre
     metadataJson: hasUserMetadata ? JSON.stringify(userMetadata) : null,
     collection: metadata['@collection'],
     expiresAt: metadata['@expires'] ? Date.parse(metadata['@expires']) : null,
-    archiveAt: metadata['@archive-at'] ? Date.parse(metadata['@archive-at']) : null,
+    archiveAt: metadata['@archive-at'] && !archived ? Date.parse(metadata['@archive-at']) : null,
+    archived,
   };
+}
+
+/** The stored form of a prepared body: archived bodies are always compressed, others above the threshold. */
+export function storedBody(
+  prepared: PreparedDocument,
+  compressionThresholdBytes: number,
+): { body: string | Buffer; flags: number } {
+  if (!prepared.archived) return encodeBody(prepared.bodyJson, compressionThresholdBytes);
+  const { body, flags } = compressBody(prepared.bodyJson);
+  return { body, flags: flags | FLAG_ARCHIVED };
 }
 
 export function changeVectorOf(etag: number, databaseId: string): string {
   return `A:${etag}-${databaseId}`;
 }
 
-export interface DocumentRowHead {
-  id: string;
-  collection: string;
-  etag: number;
-  lastModified: number;
-  metadata: string | null;
-}
-
 /**
  * Builds the JSON text of a stored document by splicing `@metadata` into the
  * stored body: no parse and re-serialise of the body on the read path.
  */
-export function assembleDocumentJson(row: DocumentRowHead, bodyJson: string, databaseId: string): string {
+export function documentJsonOf(row: DocumentRow, databaseId: string): string {
+  const bodyJson = decodeBody(row.body, row.flags);
   let meta =
     `{"@collection":${JSON.stringify(row.collection)},"@change-vector":"${changeVectorOf(row.etag, databaseId)}",` +
-    `"@id":${JSON.stringify(row.id)},"@last-modified":"${new Date(row.lastModified).toISOString()}"`;
+    `"@id":${JSON.stringify(row.id)},"@last-modified":"${new Date(row.last_modified).toISOString()}"`;
+  if (isArchived(row.flags)) meta += ',"@archived":true';
   if (row.metadata !== null) meta += `,${row.metadata.slice(1, -1)}`;
   meta += '}';
   return bodyJson === '{}' ? `{"@metadata":${meta}}` : `${bodyJson.slice(0, -1)},"@metadata":${meta}}`;

@@ -6,13 +6,12 @@ import {
   type Patch,
   RookeryError,
 } from '@rookery/protocol';
-import { decodeBody, encodeBody } from './compression.js';
-import { assembleDocumentJson, changeVectorOf, prepareDocument } from './document-shape.js';
+import { changeVectorOf, documentJsonOf, isArchived, prepareDocument, storedBody } from './document-shape.js';
 import { classifyId, idKey, NODE_TAG } from './ids.js';
 import type { MergeableTransaction } from './merger.js';
 import { applyPatch } from './patch.js';
 import type { RecordedOps } from './storage/change-recorder.js';
-import type { Statements } from './storage/statements.js';
+import type { DocumentRow, Head, Statements } from './storage/statements.js';
 
 /** What a committed write changed; published to listeners (changes feed, indexers, mirror) after commit. */
 export interface DocumentChange {
@@ -34,7 +33,7 @@ export interface DatabaseState {
   txid: number;
   /** Collection names by their lower-case key, in the case they were first stored with. */
   readonly collections: Map<string, string>;
-  /** Counter table mirror: `docs/<Collection>` and `tombstones`. */
+  /** Counter table mirror: `docs/<Collection>`, `archived/<Collection>` (archived ones among them) and `tombstones`. */
   readonly counters: Map<string, number>;
   readonly compressionThresholdBytes: number;
 }
@@ -45,6 +44,8 @@ const TOMBSTONES = 'tombstones';
 /** The meta key holding the last transaction number (see DatabaseState.txid). */
 export const TXID_META_KEY = 'txid';
 const docsCounter = (collection: string) => `docs/${collection}`;
+/** Archived documents of a collection, also counted in its `docs/` counter: collection queries leave them out. */
+export const archivedCounter = (collection: string) => `archived/${collection}`;
 
 /** Where a unit of work started: lengths of the undo logs, so a savepoint costs no copying. */
 interface Snapshot {
@@ -173,6 +174,7 @@ export class WriteTransaction implements MergeableTransaction {
     this.s.deleteDocument.run(existing.etag);
     this.s.insertTombstone.run(etag, key, existing.id, existing.collection, this.now);
     this.adjust(docsCounter(existing.collection), -1);
+    if (isArchived(existing.flags)) this.adjust(archivedCounter(existing.collection), -1);
     this.adjust(TOMBSTONES, 1);
     const changeVector = changeVectorOf(etag, this.state.databaseId);
     this.changes.push({
@@ -205,22 +207,23 @@ export class WriteTransaction implements MergeableTransaction {
       );
     }
     this.checkExpected(id, row.etag, expected);
-    const current = JSON.parse(
-      assembleDocumentJson(
-        {
-          id: row.id,
-          collection: row.collection,
-          etag: row.etag,
-          lastModified: row.last_modified,
-          metadata: row.metadata,
-        },
-        decodeBody(row.body, row.flags),
-        this.state.databaseId,
-      ),
-    ) as DocumentInput;
-    const patched = applyPatch(row.id, current, patch);
+    const patched = applyPatch(row.id, this.current(row), patch);
     const result = this.write(row.id, key, patched, row);
     return { ...result, Type: 'PATCH' };
+  }
+
+  /**
+   * Archives a document (the sweep does this once its `@archive-at` has passed): it is written again
+   * with `@archived: true`, the same path as a client storing it so, which compresses the body, drops
+   * `@archive-at` and gives it a new etag, so indexers see the change. Missing or already archived: nothing.
+   */
+  archive(id: string): void {
+    const key = idKey(id);
+    const row = this.s.documentByKey.get(key);
+    if (!row || isArchived(row.flags)) return;
+    const doc = this.current(row);
+    (doc['@metadata'] as Record<string, unknown>)['@archived'] = true;
+    this.write(row.id, key, doc, row);
   }
 
   /** Stores an index's definition (the index file is rebuilt from it after a restore). */
@@ -240,15 +243,18 @@ export class WriteTransaction implements MergeableTransaction {
     return next;
   }
 
-  private write(
-    id: string,
-    key: string,
-    input: DocumentInput,
-    existing: { etag: number; id: string; collection: string } | undefined,
-  ): CommandResult {
+  /** A stored document as a client would send it back, `@metadata` included. */
+  private current(row: DocumentRow): DocumentInput {
+    return JSON.parse(documentJsonOf(row, this.state.databaseId)) as DocumentInput;
+  }
+
+  private write(id: string, key: string, input: DocumentInput, existing: Head | undefined): CommandResult {
     const prepared = prepareDocument(id, input);
     const collection = this.resolveCollection(id, prepared.collection, existing?.collection);
-    const { body, flags } = encodeBody(prepared.bodyJson, this.state.compressionThresholdBytes);
+    const { body, flags } = storedBody(prepared, this.state.compressionThresholdBytes);
+    const wasArchived = existing !== undefined && isArchived(existing.flags);
+    if (prepared.archived !== wasArchived)
+      this.adjust(archivedCounter(collection), prepared.archived ? 1 : -1);
     const etag = ++this.etag;
     const { expiresAt, archiveAt, metadataJson } = prepared;
     if (existing) {

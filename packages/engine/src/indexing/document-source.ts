@@ -1,6 +1,5 @@
 import BetterSqlite3 from 'better-sqlite3';
-import { decodeBody } from '../compression.js';
-import { assembleDocumentJson } from '../document-shape.js';
+import { documentJsonOf, isArchived } from '../document-shape.js';
 
 export interface SourceDocument {
   etag: number;
@@ -19,6 +18,10 @@ export interface SourceTombstone {
 
 export interface SourceBatch {
   documents: SourceDocument[];
+  /**
+   * Documents whose entries must go: deleted ones, and, for an index that does not include
+   * archived documents, archived ones (to such an index, archiving is a delete).
+   */
   tombstones: SourceTombstone[];
   /** Everything up to this etag has been read: the index may record it once the batch is applied. */
   upToEtag: number;
@@ -108,9 +111,15 @@ export class DocumentSource {
    * Up to about `limit` documents (and tombstones) of `collections` after
    * `afterEtag`. Each stream is read in etag order; the batch ends at the
    * smallest etag where a stream was cut, so nothing before `upToEtag` is
-   * ever skipped.
+   * ever skipped. Archived documents come as documents when `includeArchived`,
+   * else as tombstones (never decompressed nor parsed).
    */
-  readBatch(collections: readonly string[] | null, afterEtag: number, limit: number): SourceBatch {
+  readBatch(
+    collections: readonly string[] | null,
+    afterEtag: number,
+    limit: number,
+    { includeArchived = false }: { includeArchived?: boolean } = {},
+  ): SourceBatch {
     return this.db.transaction(() => {
       let upTo = this.lastEtag();
       const streams: DocRow[][] =
@@ -127,31 +136,24 @@ export class DocumentSource {
 
       const wanted = collections === null ? null : new Set(collections.map((c) => c.toLowerCase()));
       const documents: SourceDocument[] = [];
+      const tombstones: SourceTombstone[] = [];
       for (const rows of streams) {
         for (const row of rows) {
           if (row.etag > upTo) break;
-          const json = assembleDocumentJson(
-            {
-              id: row.id,
-              collection: row.collection,
-              etag: row.etag,
-              lastModified: row.last_modified,
-              metadata: row.metadata,
-            },
-            decodeBody(row.body, row.flags),
-            this.databaseId,
-          );
+          if (!includeArchived && isArchived(row.flags)) {
+            tombstones.push({ etag: row.etag, key: row.id_lower, collection: row.collection });
+            continue;
+          }
           documents.push({
             etag: row.etag,
             key: row.id_lower,
             id: row.id,
             collection: row.collection,
-            doc: JSON.parse(json) as Record<string, unknown>,
+            doc: JSON.parse(documentJsonOf(row, this.databaseId)) as Record<string, unknown>,
           });
         }
       }
       documents.sort((a, b) => a.etag - b.etag);
-      const tombstones: SourceTombstone[] = [];
       for (const row of tombstoneRows) {
         if (row.etag > upTo) break;
         if (wanted && !wanted.has(row.collection.toLowerCase())) continue;

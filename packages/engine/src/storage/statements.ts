@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { FLAG_ARCHIVED } from '../document-shape.js';
 import { ChangeRecorder } from './change-recorder.js';
 
 export interface DocumentRow {
@@ -20,7 +21,7 @@ export interface ChangeRow {
 
 /** A prepared statement with its parameter and row types. */
 type Stmt<P extends unknown[] = unknown[], R = unknown> = BetterSqlite3.Statement<P, R>;
-type Head = { etag: number; id: string; collection: string };
+export type Head = { etag: number; id: string; collection: string; flags: number };
 
 /** A statement that writes docs.db: it can only be run, and every run is recorded for the mirror. */
 export interface WriteStmt<P extends unknown[]> {
@@ -127,6 +128,11 @@ export interface Statements {
   deleteIndexDefinition: WriteStmt<[string]>;
   indexDefinitions: Stmt<[], { definition: string }>;
   changesAfter: Stmt<[{ after: number; limit: number }], ChangeRow>;
+  /** Ids of documents whose `@expires` is at or before a time, soonest first, at most a limit. */
+  dueToExpire: Stmt<[number, number], { id: string }>;
+  /** Ids of documents whose `@archive-at` is at or before a time (never archived ones: archiving clears it). */
+  dueToArchive: Stmt<[number, number], { id: string }>;
+  anyDue: Stmt<[{ due: number }], { one: number }>;
 }
 
 export function prepareStatements(db: BetterSqlite3.Database): Statements {
@@ -158,9 +164,7 @@ export function prepareStatements(db: BetterSqlite3.Database): Statements {
     documentByKey: prepare<[string], DocumentRow>(
       'SELECT etag, id, collection, last_modified, flags, metadata, body FROM docs WHERE id_lower = ?',
     ),
-    headByKey: prepare<[string], { etag: number; id: string; collection: string }>(
-      'SELECT etag, id, collection FROM docs WHERE id_lower = ?',
-    ),
+    headByKey: prepare<[string], Head>('SELECT etag, id, collection, flags FROM docs WHERE id_lower = ?'),
     etagByKey: prepare<[string], { etag: number }>('SELECT etag FROM docs WHERE id_lower = ?'),
     insertDocument: recorded('insertDocument'),
     updateDocument: recorded('updateDocument'),
@@ -190,11 +194,23 @@ export function prepareStatements(db: BetterSqlite3.Database): Statements {
        SELECT etag, id, collection, 1 AS deleted FROM tombstones WHERE etag > @after
        ORDER BY etag LIMIT @limit`,
     ),
+    // Both read the partial indexes docs_by_expiry / docs_by_archive_at (a comparison implies NOT NULL).
+    dueToExpire: prepare<[number, number], { id: string }>(
+      'SELECT id FROM docs WHERE expires_at <= ? ORDER BY expires_at LIMIT ?',
+    ),
+    dueToArchive: prepare<[number, number], { id: string }>(
+      'SELECT id FROM docs WHERE archive_at <= ? ORDER BY archive_at LIMIT ?',
+    ),
+    anyDue: prepare<[{ due: number }], { one: number }>(
+      `SELECT 1 AS one WHERE EXISTS (SELECT 1 FROM docs WHERE expires_at <= :due)
+         OR EXISTS (SELECT 1 FROM docs WHERE archive_at <= :due)`,
+    ),
   };
 }
 
 /** Statements of the query paths (collection pages, staleness), prepared on first use. */
 export interface ReadStatements {
+  /** Documents that are not archived, in etag order: collection queries leave archived ones out. */
   allDocs: Stmt<[number, number], DocumentRow>;
   collectionDocs: Stmt<[string, number, number], DocumentRow>;
   changedInCollection: Stmt<[{ c: string; e: number }], { one: number }>;
@@ -202,12 +218,13 @@ export interface ReadStatements {
 
 export function prepareReadStatements(db: BetterSqlite3.Database): ReadStatements {
   const columns = 'etag, id, collection, last_modified, flags, metadata, body';
+  const notArchived = `flags & ${FLAG_ARCHIVED} = 0`;
   return {
     allDocs: db.prepare<[number, number], DocumentRow>(
-      `SELECT ${columns} FROM docs ORDER BY etag LIMIT ? OFFSET ?`,
+      `SELECT ${columns} FROM docs WHERE ${notArchived} ORDER BY etag LIMIT ? OFFSET ?`,
     ),
     collectionDocs: db.prepare<[string, number, number], DocumentRow>(
-      `SELECT ${columns} FROM docs WHERE collection = ? ORDER BY etag LIMIT ? OFFSET ?`,
+      `SELECT ${columns} FROM docs WHERE collection = ? AND ${notArchived} ORDER BY etag LIMIT ? OFFSET ?`,
     ),
     changedInCollection: db.prepare<[{ c: string; e: number }], { one: number }>(
       `SELECT 1 AS one FROM docs WHERE collection = :c AND etag > :e

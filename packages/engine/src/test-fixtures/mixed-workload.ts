@@ -16,9 +16,9 @@ export function seededRandom(seed: number): () => number {
 /**
  * One step of a workload that touches everything docs.db stores: new, updated, deleted and
  * re-created documents (small, and big enough to be stored compressed), expiry and archive
- * metadata, patches, HiLo and identity ids, bulk chunks, index definitions, and batches that fail
- * half-way (their writes must vanish with their savepoint). Operations of a step run concurrently,
- * so the merger puts several in one transaction.
+ * metadata, patches, HiLo and identity ids, bulk chunks, index definitions, archival and
+ * expiration sweeps, and batches that fail half-way (their writes must vanish with their
+ * savepoint). Operations of a step run concurrently, so the merger puts several in one transaction.
  */
 export async function mixedStep(db: Database, random: () => number, step: number): Promise<void> {
   const pick = (n: number) => Math.floor(random() * n);
@@ -73,6 +73,9 @@ export async function mixedStep(db: Database, random: () => number, step: number
     }
     work.push(db.batch(commands));
   }
+  // A sweep "later than" every date above, every third step: it archives and expires what earlier
+  // steps scheduled. It draws nothing from `random`, so the rest of a seed's workload is unchanged.
+  if (step % 3 === 2) work.push(db.sweepDue(Date.parse('2031-01-01T00:00:00Z'), { limit: 20 }));
   await Promise.allSettled(work);
 }
 
