@@ -130,7 +130,9 @@ export class DatabaseIndexer {
       const from = loaded.writer.lastEtag;
       if (from >= lastEtag) continue;
       try {
-        const batch = this.source.readBatch(loaded.writer.collections, from, this.batchSize);
+        const batch = this.source.readBatch(loaded.writer.collections, from, this.batchSize, {
+          includeArchived: loaded.writer.definition.IncludeArchived === true,
+        });
         const outcome = loaded.writer.apply(batch);
         progress.push({
           index: loaded.name,
