@@ -11,6 +11,7 @@ import type { RouteContext } from './routes/context.js';
 import { databaseRoutes } from './routes/databases.js';
 import { documentRoutes } from './routes/documents.js';
 import { indexRoutes } from './routes/indexes.js';
+import { lifecycleRoutes } from './routes/lifecycle.js';
 import { queryRoutes } from './routes/queries.js';
 import { statsRoutes } from './routes/stats.js';
 
@@ -186,6 +187,7 @@ export function buildTenantServer(config: TenantConfig): TenantServer {
   statsRoutes(app, context);
   queryRoutes(app, context);
   indexRoutes(app, context);
+  lifecycleRoutes(app, context);
 
   return {
     app,
