@@ -114,6 +114,8 @@ export class MirrorShipper {
   /** Date.now() of the last snapshot, for the interval (`lastSnapshot.takenAt` follows the database's clock). */
   private lastSnapshotWallAt = Date.now();
   private closing = false;
+  /** Set when close() stopped waiting: the pump must not touch the mirror (or recreate directories) afterwards. */
+  private stopped = false;
   private wakePump: (() => void) | null = null;
   private readonly pumpDone: Promise<void>;
   private readonly snapshotTimer: NodeJS.Timeout;
@@ -238,6 +240,7 @@ export class MirrorShipper {
       Promise.all([this.pumpDone, this.snapshotting]),
       this.options.confirmTimeoutMs,
     );
+    this.stopped = true;
     if (gaveUp) {
       this.log.error(
         { unshipped: this.queue.length + this.inFlight.length },
@@ -256,6 +259,7 @@ export class MirrorShipper {
     let retryMs = RETRY_MIN_MS;
     let lastFlush = 0;
     for (;;) {
+      if (this.stopped) return;
       try {
         if (!this.initialised || this.brokenChain) await this.startOrContinue();
         if (this.queue.length === 0) {
@@ -280,7 +284,7 @@ export class MirrorShipper {
       } catch (error) {
         this.failed(error);
         if (this.closing) return;
-        await sleep(retryMs);
+        await sleep(retryMs, { unref: true });
         retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
       }
     }
@@ -548,8 +552,12 @@ function coarsen(entries: { txid: number; queuedAt: number; bytes: number }[]) {
   return merged;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** `unref`: a retry pause must not keep an exiting process alive. */
+function sleep(ms: number, options: { unref?: boolean } = {}): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    if (options.unref) timer.unref();
+  });
 }
 
 /** Resolves true if `promise` did not settle within `ms`. */
