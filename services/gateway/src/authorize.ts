@@ -28,7 +28,9 @@ export function authorize(principal: Principal, route: TenantRoute): Decision {
   if (principal.role.kind === 'tenant-admin') return { ok: true, tenantId: own };
   // A per-database role: no administration, and only the databases it names.
   if (route.access === 'admin') {
-    return forbidden('Creating and deleting databases needs a tenant-admin certificate.');
+    return forbidden(
+      'Administration (creating and deleting databases, lifecycle sweeps) needs a tenant-admin certificate.',
+    );
   }
   if (route.database === null) return { ok: true, tenantId: own };
   const granted = grantOf(principal.role.access, route.database);

@@ -14,6 +14,7 @@ describe('classifyTenantRoute', () => {
     ['PUT', '/databases/shop/indexes', 'shop', 'write'],
     ['POST', '/databases/shop/indexes/reset?name=x', 'shop', 'write'],
     ['GET', '/databases/shop/hilo/next?tag=users', 'shop', 'read'],
+    ['POST', '/databases/shop/admin/sweep', 'shop', 'admin'],
     ['GET', '/databases', null, 'read'],
     ['PUT', '/admin/databases', null, 'admin'],
     ['DELETE', '/admin/databases?name=shop', null, 'admin'],

@@ -46,8 +46,13 @@ export function classifyTenantRoute(method: string, url: string): TenantRoute | 
   return { explicitTenant, database: name, access: accessOf(method, path), upstreamPath };
 }
 
-/** Reads never change data; a query is a POST but reads (RQL updates are not supported). */
+/**
+ * Reads never change data; a query is a POST but reads (RQL updates are not supported).
+ * `/databases/{db}/admin/…` (the lifecycle sweep, whose `now` can expire documents early) is
+ * administration whatever the method.
+ */
 function accessOf(method: string, path: string): Access {
+  if (/^\/databases\/[^/]+\/admin(\/|$)/.test(path)) return 'admin';
   if (method === 'GET' || method === 'HEAD') return 'read';
   if (method === 'POST' && /^\/databases\/[^/]+\/queries$/.test(path)) return 'read';
   return 'write';

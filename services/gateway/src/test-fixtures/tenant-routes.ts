@@ -17,6 +17,7 @@ const BODIES: Record<string, unknown> = {
   'POST /databases/:db/bulk_insert': '',
   'POST /databases/:db/queries': { Query: 'from Users' },
   'PUT /databases/:db/indexes': { Name: 'I', Maps: [{ Collection: 'Users', Fields: { Name: 'Name' } }] },
+  'POST /databases/:db/admin/sweep': {},
 };
 
 export function tenantRoutes(): TenantRouteCase[] {
