@@ -51,9 +51,14 @@ export type RestoreJobPayload = z.output<typeof RestoreJobPayloadSchema>;
  * heartbeat): long enough for an honest backup of a large database, and the bound on how long a
  * crashed worker's job waits before another worker retries it.
  */
-export const ROOKERY_JOB_TYPES = {
+// A type alias, not an interface: the queue's JobTypes is a string-indexed record, which only
+// object-literal types are assignable to.
+export type RookeryJobTypes = {
+  backup: { payload: typeof BackupJobPayloadSchema; leaseMs: number };
+  restore: { payload: typeof RestoreJobPayloadSchema; leaseMs: number };
+};
+export const ROOKERY_JOB_TYPES: RookeryJobTypes = {
   backup: { payload: BackupJobPayloadSchema, leaseMs: 2 * HOUR },
   restore: { payload: RestoreJobPayloadSchema, leaseMs: 2 * HOUR },
-} as const;
-export type RookeryJobTypes = typeof ROOKERY_JOB_TYPES;
+};
 export type RookeryJobType = keyof RookeryJobTypes;

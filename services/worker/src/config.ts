@@ -1,0 +1,99 @@
+// The worker's configuration: one zod-validated object read from ROOKERY_* environment variables,
+// with defaults that run on one machine beside the host and the gateway.
+import path from 'node:path';
+import { z } from 'zod';
+
+const LogLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+const count = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+export const WorkerConfigSchema = z
+  .object({
+    /** Root of the embedded deployment (the job queue is `<data>/control/jobs.db`). */
+    dataDir: z.string().min(1).default(path.resolve('.rookery/data')),
+    /** PostgreSQL holding the control state and the job queue (pg-boss); unset: the embedded SQLite queue. */
+    databaseUrl: z.string().url().optional(),
+    /** The mirror's root (`<mirror>/<tenant>/<database>`); default `<data>/mirror`. */
+    mirrorDir: z.string().min(1).optional(),
+    /** Where backups are written; default `<data>/backups`. */
+    backupDir: z.string().min(1).optional(),
+    /** Where tenants keep their databases, for restores (`<tenants>/<tenant>/databases/<db>`); default `<data>/tenants`. */
+    tenantsDir: z.string().min(1).optional(),
+    /** Room for restores to lay backups out before replaying them; default `<data>/worker/scratch`. */
+    scratchDir: z.string().min(1).optional(),
+    /** The master key backup keys are derived from; default: the control plane's (`<data>/control/master.key`). */
+    masterKeyFile: z.string().min(1).optional(),
+    /** Metrics (`/metrics`) and health (`/healthz`) listen here; port 0 picks a free one. */
+    host: z.string().min(1).default('127.0.0.1'),
+    port: count(0, 65_535).default(8082),
+    logLevel: LogLevelSchema.default('info'),
+    /** Jobs of each type this worker runs at once. */
+    concurrency: count(1, 64).default(2),
+    /** Jobs of each type one tenant may have running at once, across every worker. */
+    perTenantConcurrency: count(1, 64).default(1),
+    pollMs: count(10, 60_000).default(1_000),
+    /** brotli quality of backups (0–11): 4 compresses well at a few tens of MB/s per core. */
+    compressionQuality: count(0, 11).default(4),
+    /** Cap on how fast one backup reads the mirror (MB/s; 0: none). */
+    backupMaxMbPerSecond: z.coerce.number().min(0).default(0),
+    /** Incremental backups after a full one before the next is made full. */
+    maxChainLength: count(1, 10_000).default(30),
+    /** Scheduled backups of every mirrored database: one every this many minutes (0: none). */
+    backupEveryMinutes: z.coerce.number().min(0).default(60),
+    /** …full when the last full one is older than this. */
+    fullBackupEveryHours: z.coerce.number().min(0).default(24),
+    /** Per-database schedules (JSON, see README); unset: the defaults above for every database. */
+    scheduleFile: z.string().min(1).optional(),
+    /** How often the scheduler looks for due backups. */
+    schedulerTickMs: count(100, 3_600_000).default(30_000),
+  })
+  .transform((config) => ({
+    ...config,
+    mirrorDir: config.mirrorDir ?? path.join(config.dataDir, 'mirror'),
+    backupDir: config.backupDir ?? path.join(config.dataDir, 'backups'),
+    tenantsDir: config.tenantsDir ?? path.join(config.dataDir, 'tenants'),
+    scratchDir: config.scratchDir ?? path.join(config.dataDir, 'worker', 'scratch'),
+  }));
+export type WorkerConfig = z.output<typeof WorkerConfigSchema>;
+type WorkerConfigInput = z.input<typeof WorkerConfigSchema>;
+
+const ENV_NAMES: Record<keyof WorkerConfigInput, string> = {
+  dataDir: 'ROOKERY_DATA',
+  databaseUrl: 'ROOKERY_CONTROL_DATABASE_URL',
+  mirrorDir: 'ROOKERY_MIRROR',
+  backupDir: 'ROOKERY_BACKUP_DIR',
+  tenantsDir: 'ROOKERY_TENANTS_DIR',
+  scratchDir: 'ROOKERY_WORKER_SCRATCH',
+  masterKeyFile: 'ROOKERY_MASTER_KEY_FILE',
+  host: 'ROOKERY_WORKER_HOST',
+  port: 'ROOKERY_WORKER_PORT',
+  logLevel: 'ROOKERY_LOG_LEVEL',
+  concurrency: 'ROOKERY_WORKER_CONCURRENCY',
+  perTenantConcurrency: 'ROOKERY_WORKER_TENANT_CONCURRENCY',
+  pollMs: 'ROOKERY_WORKER_POLL_MS',
+  compressionQuality: 'ROOKERY_BACKUP_COMPRESSION_QUALITY',
+  backupMaxMbPerSecond: 'ROOKERY_BACKUP_MAX_MB_PER_S',
+  maxChainLength: 'ROOKERY_BACKUP_MAX_CHAIN',
+  backupEveryMinutes: 'ROOKERY_BACKUP_EVERY_MINUTES',
+  fullBackupEveryHours: 'ROOKERY_BACKUP_FULL_EVERY_HOURS',
+  scheduleFile: 'ROOKERY_BACKUP_SCHEDULE_FILE',
+  schedulerTickMs: 'ROOKERY_BACKUP_SCHEDULER_TICK_MS',
+};
+
+/** Reads the configuration; a bad value stops start-up with a message naming the variable. */
+export function loadWorkerConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: Partial<WorkerConfigInput> = {},
+): WorkerConfig {
+  const raw: Record<string, unknown> = {};
+  for (const [key, name] of Object.entries(ENV_NAMES))
+    if (env[name] !== undefined && env[name] !== '') raw[key] = env[name];
+  const parsed = WorkerConfigSchema.safeParse({ ...raw, ...overrides });
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => {
+      const key = String(i.path[0]) as keyof WorkerConfigInput;
+      return `${ENV_NAMES[key] ?? key}: ${i.message}`;
+    });
+    throw new Error(`Invalid worker configuration: ${problems.join('; ')}`);
+  }
+  return parsed.data;
+}

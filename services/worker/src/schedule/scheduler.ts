@@ -1,0 +1,133 @@
+// Enqueues the backups that are due. Each tick it walks the mirror (`<mirror>/<tenant>/<database>`:
+// every mirrored database that was not deleted), and for each database whose latest backup — or
+// the backup this scheduler last asked for — is older than its schedule, enqueues one: full when
+// its last full backup is older than the schedule's full interval, incremental otherwise.
+//
+// Several workers may run this loop on one queue. The dedupe key keeps one waiting backup per
+// database, a database with a backup running is left alone, and due-ness is read from the backup
+// storage, which every worker sees: a backup made by one worker is not made again by another.
+import fs from 'node:fs';
+import path from 'node:path';
+import { TenantIdSchema } from '@rookery/control';
+import { hasMirror, isDeleted } from '@rookery/engine';
+import type { JobQueue } from '@rookery/jobs';
+import { type BackupKind, DatabaseNameSchema, type RookeryJobTypes } from '@rookery/protocol';
+import type { Logger } from 'pino';
+import { BackupCatalog } from '../backup/backup-catalog.js';
+import type { BackupStorage } from '../storage/backup-storage.js';
+import type { Schedules } from './schedules.js';
+
+export interface SchedulerOptions {
+  mirrorDir: string;
+  storage: BackupStorage;
+  queue: JobQueue<RookeryJobTypes>;
+  schedules: Schedules;
+  log: Logger;
+  tickMs: number;
+  now?: () => number;
+}
+
+/** What a scheduled backup job looks like on the queue. */
+export const SCHEDULED_BACKUP = { maxAttempts: 3, backoffMs: 60_000 } as const;
+
+export function backupDedupeKey(tenant: string, database: string): string {
+  return `backup:${tenant}/${database.toLowerCase()}`;
+}
+
+export class BackupScheduler {
+  private readonly requested = new Map<string, number>();
+  private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> = Promise.resolve();
+  private readonly now: () => number;
+
+  constructor(private readonly options: SchedulerOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  start(): void {
+    const loop = () => {
+      this.ticking = this.tick()
+        .then(() => undefined)
+        .catch((error: unknown) => this.options.log.error({ err: error }, 'scheduling backups failed'))
+        .finally(() => {
+          if (this.timer !== null) this.timer = setTimeout(loop, this.options.tickMs);
+        });
+    };
+    this.timer = setTimeout(loop, 0);
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.ticking;
+  }
+
+  /** One pass over every mirrored database; returns the backups it enqueued. */
+  async tick(): Promise<{ tenant: string; database: string; kind: BackupKind }[]> {
+    const enqueued: { tenant: string; database: string; kind: BackupKind }[] = [];
+    for (const tenant of subdirectories(this.options.mirrorDir, (n) => TenantIdSchema.safeParse(n).success)) {
+      const tenantDir = path.join(this.options.mirrorDir, tenant);
+      const databases = subdirectories(tenantDir, (n) => DatabaseNameSchema.safeParse(n).success);
+      for (const database of databases) {
+        const directory = path.join(tenantDir, database);
+        if (!hasMirror(directory) || isDeleted(directory)) continue;
+        const kind = await this.dueBackup(tenant, database);
+        if (!kind) continue;
+        const jobId = await this.options.queue.enqueue({
+          type: 'backup',
+          tenantId: tenant,
+          payload: { database, kind, requestedBy: 'scheduler' },
+          dedupeKey: backupDedupeKey(tenant, database),
+          ...SCHEDULED_BACKUP,
+        });
+        this.requested.set(`${tenant}/${database}`, this.now());
+        this.options.log.info({ tenant, db: database, kind, job: jobId }, 'scheduled backup enqueued');
+        enqueued.push({ tenant, database, kind });
+      }
+    }
+    return enqueued;
+  }
+
+  /** The kind of backup due now, or null. */
+  private async dueBackup(tenant: string, database: string): Promise<BackupKind | null> {
+    const schedule = this.options.schedules.for(tenant, database);
+    if (schedule.everyMs <= 0) return null;
+    const now = this.now();
+    const { complete } = await new BackupCatalog(this.options.storage, tenant, database).list();
+    const latest = Math.max(
+      complete.at(-1)?.createdAt ?? 0,
+      this.requested.get(`${tenant}/${database}`) ?? 0,
+    );
+    if (latest > 0 && now - latest < schedule.everyMs) return null;
+    if (await this.backupPending(tenant, database)) return null;
+    const lastFull = complete.findLast((b) => b.kind === 'full');
+    return !lastFull || now - lastFull.createdAt >= schedule.fullEveryMs ? 'full' : 'incremental';
+  }
+
+  private async backupPending(tenant: string, database: string): Promise<boolean> {
+    for (const state of ['queued', 'active'] as const) {
+      const jobs = await this.options.queue.list({ tenantId: tenant, type: 'backup', state, limit: 1000 });
+      if (
+        jobs.some(
+          (job) => String((job.payload as { database?: unknown }).database).toLowerCase() === database,
+        )
+      ) {
+        return true;
+      }
+    }
+    return false;
+  }
+}
+
+function subdirectories(directory: string, accept: (name: string) => boolean): string[] {
+  try {
+    return fs
+      .readdirSync(directory, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && accept(entry.name))
+      .map((entry) => entry.name)
+      .sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+}

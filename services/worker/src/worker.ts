@@ -1,0 +1,137 @@
+// One worker process's parts, put together: the job queue (SQLite or PostgreSQL, the same one the
+// control plane enqueues on), the backup and restore handlers, the backup scheduler, and a small
+// HTTP server for /metrics and /healthz.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type JobQueue, openJobQueue, type StopWorking } from '@rookery/jobs';
+import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
+import type { Logger } from 'pino';
+import type { WorkerConfig } from './config.js';
+import { backupJobHandler } from './jobs/backup-job.js';
+import { restoreJobHandler } from './jobs/restore-job.js';
+import { WorkerMetrics } from './metrics.js';
+import { BackupScheduler } from './schedule/scheduler.js';
+import { Schedules } from './schedule/schedules.js';
+import type { BackupStorage } from './storage/backup-storage.js';
+import { DirectoryStorage } from './storage/directory-storage.js';
+
+export interface WorkerOptions {
+  config: WorkerConfig;
+  masterKey: Buffer;
+  logger: Logger;
+  /** Default: a directory storage on `config.backupDir`. */
+  storage?: BackupStorage;
+  /** Job type definitions (tests shorten the leases); default ROOKERY_JOB_TYPES. */
+  jobTypes?: RookeryJobTypes;
+}
+
+export interface RunningWorker {
+  queue: JobQueue<RookeryJobTypes>;
+  metrics: WorkerMetrics;
+  scheduler: BackupScheduler | null;
+  /** http://host:port of /metrics and /healthz. */
+  url: string;
+  /** Stops claiming jobs and scheduling, waits for running jobs, closes the queue and the server. */
+  close(): Promise<void>;
+}
+
+export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
+  const { config, logger } = options;
+  const storage = options.storage ?? new DirectoryStorage(config.backupDir);
+  const metrics = new WorkerMetrics();
+  const queue = await openJobQueue({
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    types: options.jobTypes ?? ROOKERY_JOB_TYPES,
+    logger,
+  });
+  const workOptions = {
+    concurrency: config.concurrency,
+    perTenantConcurrency: config.perTenantConcurrency,
+    pollMs: config.pollMs,
+  };
+  const stops: StopWorking[] = [
+    queue.work(
+      'backup',
+      backupJobHandler({
+        mirrorDir: config.mirrorDir,
+        storage,
+        masterKey: options.masterKey,
+        metrics,
+        settings: {
+          compressionQuality: config.compressionQuality,
+          readBytesPerSecond: config.backupMaxMbPerSecond * 1e6,
+          maxChainLength: config.maxChainLength,
+        },
+      }),
+      workOptions,
+    ),
+    queue.work(
+      'restore',
+      restoreJobHandler({
+        tenantsDir: config.tenantsDir,
+        scratchDir: config.scratchDir,
+        storage,
+        masterKey: options.masterKey,
+        metrics,
+      }),
+      workOptions,
+    ),
+  ];
+
+  let scheduler: BackupScheduler | null = null;
+  if (config.backupEveryMinutes > 0 || config.scheduleFile) {
+    const schedules = Schedules.load(
+      { everyMs: config.backupEveryMinutes * 60_000, fullEveryMs: config.fullBackupEveryHours * 3_600_000 },
+      config.scheduleFile,
+    );
+    scheduler = new BackupScheduler({
+      mirrorDir: config.mirrorDir,
+      storage,
+      queue,
+      schedules,
+      log: logger.child({ component: 'scheduler' }),
+      tickMs: config.schedulerTickMs,
+    });
+    scheduler.start();
+  }
+
+  const server = http.createServer((request, response) => {
+    if (request.url === '/metrics') {
+      metrics.text().then(
+        (text) => response.writeHead(200, { 'content-type': metrics.contentType }).end(text),
+        () => response.writeHead(500).end(),
+      );
+    } else if (request.url === '/healthz') {
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+    } else {
+      response.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  logger.info(
+    {
+      mirror: config.mirrorDir,
+      backups: storage.location,
+      queue: config.databaseUrl ? 'postgresql' : 'sqlite',
+    },
+    'worker started',
+  );
+
+  return {
+    queue,
+    metrics,
+    scheduler,
+    url: `http://${config.host}:${port}`,
+    async close() {
+      await scheduler?.stop();
+      await Promise.all(stops.map((stop) => stop()));
+      await queue.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
