@@ -80,6 +80,16 @@ const TENANT_SETTINGS = new Set([
   'ROOKERY_SYNCHRONOUS',
   'ROOKERY_COMPRESSION_THRESHOLD_BYTES',
   'ROOKERY_MERGE_TRANSACTIONS',
+  // The mirror: one directory for every tenant (each writes under its own id, which the tenant
+  // takes from its data directory's name), a default mode, per-database modes and tuning.
+  'ROOKERY_MIRROR',
+  'ROOKERY_MIRROR_MODE',
+  'ROOKERY_MIRROR_DATABASES',
+  'ROOKERY_MIRROR_SNAPSHOT_MB',
+  'ROOKERY_MIRROR_SNAPSHOT_MINUTES',
+  'ROOKERY_MIRROR_RETENTION_HOURS',
+  'ROOKERY_MIRROR_MAX_LAG_MS',
+  'ROOKERY_MIRROR_CONFIRM_TIMEOUT_MS',
 ]);
 const FAILURE_WINDOW_MS = 60_000;
 /** The longest Unix socket path (sun_path is 108 bytes with the terminating NUL). */
