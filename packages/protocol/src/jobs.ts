@@ -62,3 +62,11 @@ export const ROOKERY_JOB_TYPES: RookeryJobTypes = {
   restore: { payload: RestoreJobPayloadSchema, leaseMs: 2 * HOUR },
 };
 export type RookeryJobType = keyof RookeryJobTypes;
+
+/**
+ * The dedupe key of a database's backups: while one waits for its first attempt, asking for
+ * another (the scheduler, POST /control/backups) returns the waiting one.
+ */
+export function backupDedupeKey(tenantId: string, database: string): string {
+  return `backup:${tenantId}/${database.toLowerCase()}`;
+}

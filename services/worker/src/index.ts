@@ -18,7 +18,7 @@ export {
 } from './backup/restore-backup.js';
 export { loadWorkerConfig, type WorkerConfig, WorkerConfigSchema } from './config.js';
 export { WorkerMetrics } from './metrics.js';
-export { BackupScheduler, backupDedupeKey } from './schedule/scheduler.js';
+export { BackupScheduler } from './schedule/scheduler.js';
 export { type BackupSchedule, Schedules } from './schedule/schedules.js';
 export type { BackupStorage } from './storage/backup-storage.js';
 export { DirectoryStorage } from './storage/directory-storage.js';

@@ -5,14 +5,21 @@
 // principal. The API decides what that principal may do (scope.ts).
 import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
+import type { JobQueue } from '@rookery/jobs';
 import type { CertificateAuthority } from '@rookery/pki';
-import { PROBLEM_CONTENT_TYPE, RookeryError, rookeryErrorFromThrown } from '@rookery/protocol';
+import {
+  PROBLEM_CONTENT_TYPE,
+  RookeryError,
+  type RookeryJobTypes,
+  rookeryErrorFromThrown,
+} from '@rookery/protocol';
 import Fastify, { type FastifyBaseLogger, type FastifyReply, LogController } from 'fastify';
 import type { ControlStore } from '../store/control-store.js';
 import { bindCaller, boundCaller, type ControlCaller } from './caller.js';
 import type { ControlContext } from './context.js';
 import { certificateRoutes } from './routes/certificates.js';
 import { databaseRoutes } from './routes/databases.js';
+import { jobRoutes } from './routes/jobs.js';
 import { principalRoutes } from './routes/principals.js';
 import { tenantRoutes } from './routes/tenants.js';
 
@@ -22,6 +29,11 @@ export interface ControlApiOptions {
   /** Seals TOTP secrets at enrolment. */
   masterKey: Buffer;
   logger: FastifyBaseLogger;
+  /**
+   * The worker fleet's job queue (openJobQueue with ROOKERY_JOB_TYPES, on the same data directory
+   * or database as the store). Without it the job routes answer 503 JobQueueUnavailable.
+   */
+  jobs?: JobQueue<RookeryJobTypes> | null;
 }
 
 /** What the host meters of an answer. */
@@ -98,7 +110,12 @@ export async function buildControlApi(options: ControlApiOptions): Promise<Contr
       if (method !== 'HEAD') routes.push({ method, url: route.url });
   });
 
-  const context: ControlContext = { store: options.store, ca: options.ca, masterKey: options.masterKey };
+  const context: ControlContext = {
+    store: options.store,
+    ca: options.ca,
+    masterKey: options.masterKey,
+    jobs: options.jobs ?? null,
+  };
   tenantRoutes(app, context);
   // The tenant-scoped routes, twice: /control/… acts on the caller's own tenant,
   // /control/tenants/{id}/… on the named one (operators, or a tenant admin naming its own).
@@ -108,6 +125,7 @@ export async function buildControlApi(options: ControlApiOptions): Promise<Contr
         principalRoutes(scoped, context);
         certificateRoutes(scoped, context);
         databaseRoutes(scoped, context);
+        jobRoutes(scoped, context);
       },
       { prefix },
     );

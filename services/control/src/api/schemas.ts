@@ -2,13 +2,46 @@
 // before a route uses it. Ranges the admin operations and the store check
 // themselves (validity days, quota bounds, names) are checked there too;
 // these schemas settle the shape and refuse unknown fields.
-import { DatabaseNameSchema } from '@rookery/protocol';
+import { BackupIdSchema, BackupKindSchema, DatabaseNameSchema } from '@rookery/protocol';
 import { z } from 'zod';
 import { DatabaseAccessSchema, PrincipalKindSchema, TenantIdSchema } from '../store/types.js';
 
 export const TenantParamsSchema = z.object({ tenantId: z.string().min(1).optional() });
 export const PrincipalParamsSchema = TenantParamsSchema.extend({ principalId: z.string().min(1) });
 export const CertificateParamsSchema = TenantParamsSchema.extend({ serial: z.string().min(1) });
+export const JobParamsSchema = TenantParamsSchema.extend({ jobId: z.string().min(1).max(64) });
+
+export const JobListQuerySchema = z
+  .object({
+    type: z.enum(['backup', 'restore']).optional(),
+    state: z.enum(['queued', 'active', 'completed', 'failed', 'cancelled']).optional(),
+    limit: z.coerce.number().int().min(1).max(1000).optional(),
+  })
+  .strict();
+
+export const BackupRequestSchema = z
+  .object({
+    database: DatabaseNameSchema,
+    /** Default incremental: made full when there is no backup to continue. */
+    kind: BackupKindSchema.default('incremental'),
+  })
+  .strict();
+
+export const RestoreRequestSchema = z
+  .object({
+    /** The backed-up database (it may have been deleted since). */
+    database: DatabaseNameSchema,
+    /** Default: its latest backup. */
+    backupId: BackupIdSchema.optional(),
+    /** The state as of this time, within the backup chain. */
+    until: z.iso
+      .datetime({ offset: true })
+      .transform((t) => Date.parse(t))
+      .optional(),
+    /** A new database of the tenant. */
+    targetDatabase: DatabaseNameSchema,
+  })
+  .strict();
 
 const QuotaPatchSchema = z
   .object({

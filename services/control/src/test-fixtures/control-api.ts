@@ -4,6 +4,8 @@
 // after authenticating a certificate. (The header exists only in this fixture.)
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type JobQueue, jobQueueFile, openSqliteJobQueue } from '@rookery/jobs';
+import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
 import pino from 'pino';
 import { buildControlApi, type ControlApi } from '../api/app.js';
 import type { Principal } from '../store/types.js';
@@ -19,12 +21,15 @@ export interface Reply {
 
 export interface ControlApiHarness extends EmbeddedControl {
   api: ControlApi;
+  /** The embedded job queue the API reads and enqueues on (no worker runs in these tests). */
+  jobs: JobQueue<RookeryJobTypes>;
   call(as: Principal, method: string, path: string, body?: unknown): Promise<Reply>;
 }
 
 export async function startControlApi(): Promise<ControlApiHarness> {
   const control = await openEmbeddedControl();
-  const api = await buildControlApi({ ...control, logger: pino({ level: 'silent' }) });
+  const jobs = await openSqliteJobQueue({ file: jobQueueFile(control.dataDir), types: ROOKERY_JOB_TYPES });
+  const api = await buildControlApi({ ...control, jobs, logger: pino({ level: 'silent' }) });
   const server = http.createServer((request, response) => {
     void (async () => {
       const principal = await control.store.getPrincipal(String(request.headers[AS_HEADER]));
@@ -39,6 +44,7 @@ export async function startControlApi(): Promise<ControlApiHarness> {
   return {
     ...control,
     api,
+    jobs,
     async call(as, method, path, body) {
       const response = await fetch(base + path, {
         method,
@@ -54,6 +60,7 @@ export async function startControlApi(): Promise<ControlApiHarness> {
     async close() {
       await new Promise((resolve) => server.close(resolve));
       await api.close();
+      await jobs.close();
       await control.close();
     },
   };

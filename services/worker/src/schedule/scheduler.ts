@@ -11,7 +11,12 @@ import path from 'node:path';
 import { TenantIdSchema } from '@rookery/control';
 import { hasMirror, isDeleted } from '@rookery/engine';
 import type { JobQueue } from '@rookery/jobs';
-import { type BackupKind, DatabaseNameSchema, type RookeryJobTypes } from '@rookery/protocol';
+import {
+  type BackupKind,
+  backupDedupeKey,
+  DatabaseNameSchema,
+  type RookeryJobTypes,
+} from '@rookery/protocol';
 import type { Logger } from 'pino';
 import { BackupCatalog } from '../backup/backup-catalog.js';
 import type { BackupStorage } from '../storage/backup-storage.js';
@@ -29,10 +34,6 @@ export interface SchedulerOptions {
 
 /** What a scheduled backup job looks like on the queue. */
 export const SCHEDULED_BACKUP = { maxAttempts: 3, backoffMs: 60_000 } as const;
-
-export function backupDedupeKey(tenant: string, database: string): string {
-  return `backup:${tenant}/${database.toLowerCase()}`;
-}
 
 export class BackupScheduler {
   private readonly requested = new Map<string, number>();
