@@ -108,10 +108,16 @@ describe('tenant isolation', () => {
 
   it("answers 403 to a tenant-A certificate on every control route of tenant B, and 404 for B's principals and certificates", async () => {
     const bPrincipals = await stack.store.listPrincipals('globex');
+    const bJob = await stack.jobs.enqueue({
+      type: 'backup',
+      tenantId: 'globex',
+      payload: { database: 'ledger' },
+    });
     const routes = await controlRouteCases(stack, {
       tenantId: 'globex',
       principalId: adminB.principal.id,
       serial: adminB.serial,
+      jobId: bJob,
     });
     expect(routes.otherTenant.length).toBeGreaterThan(10);
     for (const route of routes.otherTenant) {
@@ -122,11 +128,15 @@ describe('tenant isolation', () => {
         code: 'Forbidden',
       });
     }
-    // Through A's own scope, B's principal and certificate read as ids that do not exist.
+    // Through A's own scope, B's principal, certificate and job read as ids that do not exist.
     expect(routes.otherObjects.length).toBeGreaterThan(5);
     for (const route of routes.otherObjects) {
       const reply = await adminA.call(route.method, route.path, route.body);
-      const code = route.path.includes('/certificates/') ? 'CertificateNotFound' : 'PrincipalNotFound';
+      const code = route.path.includes('/certificates/')
+        ? 'CertificateNotFound'
+        : route.path.includes('/jobs/')
+          ? 'JobNotFound'
+          : 'PrincipalNotFound';
       expect({ route: route.route, status: reply.status, code: reply.json.code }).toEqual({
         route: route.route,
         status: 404,
@@ -136,8 +146,11 @@ describe('tenant isolation', () => {
     // The rest act on the caller's own tenant and name nothing of B's: list them so a new one is looked at.
     expect(routes.ownTenant.map((r) => r.route).sort()).toEqual([
       'GET /control/databases',
+      'GET /control/jobs',
       'GET /control/principals',
+      'POST /control/backups',
       'POST /control/principals',
+      'POST /control/restores',
     ]);
     // The gateway's own routes: another tenant's usage, and the operators' metrics.
     expect((await adminA.call('GET', '/usage?tenant=globex')).status).toBe(403);
@@ -147,6 +160,7 @@ describe('tenant isolation', () => {
     expect((await stack.store.getCertificateBySerial(adminB.serial))?.revokedAt).toBeNull();
     expect((await stack.store.getTenant('globex'))?.quota.requestsPerSecond).not.toBe(1_000_000);
     expect(await stack.store.getTenant('stolen')).toBeNull();
+    expect((await stack.jobs.list()).map((j) => j.id)).toEqual([bJob]);
     expect((await adminB.call('GET', '/control/principals')).status).toBe(200);
   });
 });

@@ -11,8 +11,9 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { buildControlApi, type ControlStore, type Principal, type Tenant } from '@rookery/control';
+import type { JobQueue } from '@rookery/jobs';
 import { type CertificateAuthority, identityOf } from '@rookery/pki';
-import { type ErrorCode, RookeryError } from '@rookery/protocol';
+import { type ErrorCode, RookeryError, type RookeryJobTypes } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { authorize } from './authorize.js';
@@ -40,6 +41,8 @@ export interface GatewayOptions {
   store: ControlStore;
   hosts: HostClient;
   masterKey: Buffer;
+  /** The worker fleet's job queue, for the control API's job routes (without it they answer 503). */
+  jobs?: JobQueue<RookeryJobTypes> | null;
   logger: Logger;
   usageFlushMs?: number;
   /** How long a tenant's stored bytes are trusted before asking the host again. */
@@ -90,6 +93,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     store: options.store,
     ca: options.ca,
     masterKey: options.masterKey,
+    jobs: options.jobs ?? null,
     logger: log.child({ unit: 'control' }),
   });
   const databaseRecords = new DatabaseRecords(options.store, options.hosts, log);

@@ -2,7 +2,9 @@
 // The gateway process: loads the CA, the master key and its server
 // certificate, opens the control store, and serves HTTPS until SIGTERM.
 import { controlPaths, openControlStore } from '@rookery/control';
+import { openJobQueue } from '@rookery/jobs';
 import { loadOrCreateCertificateAuthority, loadOrCreateMasterKey } from '@rookery/pki';
+import { ROOKERY_JOB_TYPES } from '@rookery/protocol';
 import pino from 'pino';
 import { loadGatewayConfig } from './config.js';
 import { startGateway } from './gateway.js';
@@ -16,6 +18,13 @@ const ca = await loadOrCreateCertificateAuthority(paths.certificateAuthority);
 const masterKey = await loadOrCreateMasterKey(paths.masterKey);
 const serverCertificate = await ensureServerCertificate(ca, paths.serverCertificate, config.serverNames);
 const store = await openControlStore({ dataDir: config.dataDir, databaseUrl: config.controlDatabaseUrl });
+// The workers' queue, where the control plane reads job status and enqueues backups: beside the store.
+const jobs = await openJobQueue({
+  dataDir: config.dataDir,
+  databaseUrl: config.controlDatabaseUrl,
+  types: ROOKERY_JOB_TYPES,
+  logger: log,
+});
 
 const gateway = await startGateway({
   host: config.host,
@@ -25,6 +34,7 @@ const gateway = await startGateway({
   store,
   hosts: new HostClient(config.hostUrl, config.internalToken),
   masterKey,
+  jobs,
   logger: log,
 });
 const stopWatching = watchServerCertificate(paths.serverCertificate, (c) =>
@@ -40,6 +50,7 @@ async function shutdown(signal: string): Promise<void> {
   log.info({ signal }, 'gateway shutting down');
   stopWatching();
   await gateway.close();
+  await jobs.close();
   await store.close();
   process.exit(0);
 }

@@ -4,7 +4,7 @@
 // - `otherTenant`: names tenant B (`/control/tenants/{B}/…`) or manages tenants
 //   (operators only): the answer must be 403 Forbidden;
 // - `otherObjects`: the caller's own scope (`/control/…`) with the id of B's
-//   principal or certificate: the answer must be 404, as for an id that does not exist;
+//   principal, certificate or job: the answer must be 404, as for an id that does not exist;
 // - `ownTenant`: acts on the caller's own tenant only, no id to aim at B.
 import { buildControlApi } from '@rookery/control';
 import pino from 'pino';
@@ -29,11 +29,13 @@ const BODIES: Record<string, unknown> = {
   'PATCH /control/tenants/:tenantId/quota': { requestsPerSecond: 1_000_000 },
   'POST /principals': { name: 'intruder', kind: 'program', role: { kind: 'tenant-admin' } },
   'POST /principals/:principalId/certificates': { validDays: 1 },
+  'POST /backups': { database: 'ledger' },
+  'POST /restores': { database: 'ledger', targetDatabase: 'stolen' },
 };
 
 export async function controlRouteCases(
   stack: Pick<Stack, 'store' | 'ca' | 'masterKey'>,
-  other: { tenantId: string; principalId: string; serial: string },
+  other: { tenantId: string; principalId: string; serial: string; jobId: string },
 ): Promise<ControlRouteCases> {
   const api = await buildControlApi({ ...stack, logger: pino({ level: 'silent' }) });
   await api.close();
@@ -45,10 +47,12 @@ export async function controlRouteCases(
     const path = url
       .replace(':tenantId', other.tenantId)
       .replace(':principalId', other.principalId)
-      .replace(':serial', other.serial);
+      .replace(':serial', other.serial)
+      .replace(':jobId', other.jobId);
     const entry = { route: `${method} ${url}`, method, path, body };
     if (url.startsWith('/control/tenants')) cases.otherTenant.push(entry);
-    else if (url.includes(':principalId') || url.includes(':serial')) cases.otherObjects.push(entry);
+    else if (url.includes(':principalId') || url.includes(':serial') || url.includes(':jobId'))
+      cases.otherObjects.push(entry);
     else cases.ownTenant.push(entry);
   }
   return cases;

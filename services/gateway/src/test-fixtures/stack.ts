@@ -10,12 +10,14 @@ import {
   type Principal,
 } from '@rookery/control';
 import { buildHostServer, loadHostConfig, TenantSupervisor } from '@rookery/host';
+import { type JobQueue, jobQueueFile, openSqliteJobQueue } from '@rookery/jobs';
 import {
   type CertificateAuthority,
   issueServerCertificate,
   loadOrCreateCertificateAuthority,
   loadOrCreateMasterKey,
 } from '@rookery/pki';
+import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
 import { makeTempDir } from '@rookery/testkit';
 import pino from 'pino';
 import { Agent, request } from 'undici';
@@ -51,6 +53,8 @@ export interface Stack {
   store: ControlStore;
   ca: CertificateAuthority;
   masterKey: Buffer;
+  /** The embedded job queue the control API reads (no worker runs in these tests). */
+  jobs: JobQueue<RookeryJobTypes>;
   gateway: Gateway;
   supervisor: TenantSupervisor;
   clock: { now: number | null };
@@ -74,6 +78,7 @@ export async function startStack(
   const store = await openSqliteControlStore(paths.controlDatabase);
   const ca = await loadOrCreateCertificateAuthority(paths.certificateAuthority);
   const masterKey = await loadOrCreateMasterKey(paths.masterKey);
+  const jobs = await openSqliteJobQueue({ file: jobQueueFile(dir), types: ROOKERY_JOB_TYPES });
   const hostConfig = loadHostConfig(
     {},
     {
@@ -103,6 +108,7 @@ export async function startStack(
     store,
     hosts: new HostClient(hostUrl, TOKEN),
     masterKey,
+    jobs,
     logger,
     usageFlushMs: 200,
     storageCheckMs: 0,
@@ -142,6 +148,7 @@ export async function startStack(
     store,
     ca,
     masterKey,
+    jobs,
     gateway,
     supervisor,
     clock,
@@ -163,6 +170,7 @@ export async function startStack(
       await gateway.close();
       await supervisor.shutdown();
       await host.close();
+      await jobs.close();
       await store.close();
       tmp.cleanup();
     },
