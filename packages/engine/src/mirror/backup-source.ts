@@ -61,16 +61,22 @@ export interface TransactionRun {
   lastCommittedAt: number | null;
   /** Sum of the records' lengths. */
   bytes: number;
-  /** Segment bytes read to find them. */
+  /**
+   * Bytes of the records read: those returned and the one a run stopped before (read again by the
+   * next run). The chain walker's own count is whole segment files, which over-counts a segment a
+   * run only looked into.
+   */
   bytesRead: number;
   /** `end`: nothing more is mirrored yet; `gap`: the next transaction is not on the mirror; `full`: `maxBytes` reached, read on. */
   stoppedBy: 'end' | 'gap' | 'full';
 }
 
 /**
- * Transactions of a generation after `afterTxid`, in order, unbroken, until about `maxBytes` were
- * collected (at least one record, whatever its size). Call again from `lastTxid` for the next run:
- * a caller streams a generation of any size in bounded memory, yielding between runs.
+ * Transactions of a generation after `afterTxid`, in order, unbroken, until at least `maxBytes`
+ * were collected and a segment ends. Call again from `lastTxid` for the next run: a caller streams
+ * a generation of any size in memory bounded by `maxBytes` plus a segment, yielding between runs.
+ * Runs end where a segment starts because the chain walker reads a segment from its beginning:
+ * a run that stopped mid-segment would make the next one read that segment's first part again.
  */
 export function readTransactionRun(
   mirrorDirectory: string,
@@ -81,8 +87,12 @@ export function readTransactionRun(
   const records: Buffer[] = [];
   let bytes = 0;
   let lastCommittedAt: number | null = null;
-  const walk = walkChain(generationDir(mirrorDirectory, generation), afterTxid, ({ header, payload }) => {
-    if (records.length > 0 && bytes + RECORD_HEADER_BYTES + payload.length > maxBytes) return false;
+  const directory = generationDir(mirrorDirectory, generation);
+  const segmentStarts = new Set(listSegments(directory).map((segment) => segment.firstTxid));
+  let bytesRead = 0;
+  const walk = walkChain(directory, afterTxid, ({ header, payload }) => {
+    bytesRead += RECORD_HEADER_BYTES + payload.length;
+    if (bytes >= maxBytes && segmentStarts.has(header.txid)) return false;
     // The segment reader reads each record whole into one buffer and hands out its payload as a
     // view of it: the header sits right before, in the same memory.
     const record = Buffer.from(
@@ -100,7 +110,7 @@ export function readTransactionRun(
     lastTxid: walk.lastTxid,
     lastCommittedAt,
     bytes,
-    bytesRead: walk.bytesRead,
+    bytesRead,
     stoppedBy: walk.stoppedBy === 'stopped' ? 'full' : walk.stoppedBy,
   };
 }
