@@ -16,6 +16,17 @@ export const WorkerConfigSchema = z
     mirrorDir: z.string().min(1).optional(),
     /** Where backups are written; default `<data>/backups`. */
     backupDir: z.string().min(1).optional(),
+    /** `s3://<bucket>/<prefix>`: write backups to an S3-compatible bucket instead of `backupDir`. */
+    backupS3Url: z
+      .string()
+      .regex(
+        /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?$/,
+        'an S3 location looks like s3://bucket/prefix',
+      )
+      .optional(),
+    /** An S3-compatible service's URL (MinIO, R2, …); unset: AWS S3. Credentials: AWS_ACCESS_KEY_ID and friends. */
+    backupS3Endpoint: z.string().url().optional(),
+    backupS3Region: z.string().min(1).default('us-east-1'),
     /** Where tenants keep their databases, for restores (`<tenants>/<tenant>/databases/<db>`); default `<data>/tenants`. */
     tenantsDir: z.string().min(1).optional(),
     /** Room for restores to lay backups out before replaying them; default `<data>/worker/scratch`. */
@@ -61,6 +72,9 @@ const ENV_NAMES: Record<keyof WorkerConfigInput, string> = {
   databaseUrl: 'ROOKERY_CONTROL_DATABASE_URL',
   mirrorDir: 'ROOKERY_MIRROR',
   backupDir: 'ROOKERY_BACKUP_DIR',
+  backupS3Url: 'ROOKERY_BACKUP_S3_URL',
+  backupS3Endpoint: 'ROOKERY_BACKUP_S3_ENDPOINT',
+  backupS3Region: 'ROOKERY_BACKUP_S3_REGION',
   tenantsDir: 'ROOKERY_TENANTS_DIR',
   scratchDir: 'ROOKERY_WORKER_SCRATCH',
   masterKeyFile: 'ROOKERY_MASTER_KEY_FILE',

@@ -22,4 +22,5 @@ export { BackupScheduler } from './schedule/scheduler.js';
 export { type BackupSchedule, Schedules } from './schedule/schedules.js';
 export type { BackupStorage } from './storage/backup-storage.js';
 export { DirectoryStorage } from './storage/directory-storage.js';
+export { S3Storage, type S3StorageOptions } from './storage/s3-storage.js';
 export { type RunningWorker, startWorker, type WorkerOptions } from './worker.js';

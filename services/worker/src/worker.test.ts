@@ -10,6 +10,7 @@ import { loadWorkerConfig } from './config.js';
 import { BackupScheduler } from './schedule/scheduler.js';
 import { Schedules } from './schedule/schedules.js';
 import { DirectoryStorage } from './storage/directory-storage.js';
+import { startFakeS3 } from './test-fixtures/fake-s3.js';
 import { finished, waitForJob } from './test-fixtures/jobs.js';
 import {
   createMirroredDatabase,
@@ -105,6 +106,33 @@ describe('the worker on the embedded job queue', () => {
       state: 'failed',
       lastError: expect.stringContaining('already holds a database'),
     });
+  });
+
+  it('writes backups to an S3-compatible bucket when configured (credentials from the AWS_* variables)', async () => {
+    const s3 = await startFakeS3();
+    const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+    process.env.AWS_ACCESS_KEY_ID = s3.credentials.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = s3.credentials.secretAccessKey;
+    try {
+      await start({ backupS3Url: `s3://${s3.bucket}/rookery`, backupS3Endpoint: s3.url });
+      const id = await queue.enqueue({ type: 'backup', tenantId: TENANT, payload: { database: DATABASE } });
+      const job = await waitForJob(queue, id, finished, 'finished');
+      expect(job).toMatchObject({ state: 'completed', progress: { kind: 'full' } });
+      const backupId = String(job.progress!.backupId);
+      expect([...s3.objects.keys()].sort()).toEqual(
+        ['manifest.json', 'snapshot.rkb', 'transactions.rkb'].map(
+          (f) => `rookery/${TENANT}/${DATABASE}/${backupId}/${f}`,
+        ),
+      );
+    } finally {
+      await worker?.close();
+      worker = null;
+      process.env.AWS_ACCESS_KEY_ID = saved.id;
+      process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
+      if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
+      if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
+      await s3.close();
+    }
   });
 
   it('schedules backups of every mirrored database: full first, then incremental, one at a time', async () => {

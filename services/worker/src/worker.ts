@@ -14,12 +14,13 @@ import { BackupScheduler } from './schedule/scheduler.js';
 import { Schedules } from './schedule/schedules.js';
 import type { BackupStorage } from './storage/backup-storage.js';
 import { DirectoryStorage } from './storage/directory-storage.js';
+import { S3Storage } from './storage/s3-storage.js';
 
 export interface WorkerOptions {
   config: WorkerConfig;
   masterKey: Buffer;
   logger: Logger;
-  /** Default: a directory storage on `config.backupDir`. */
+  /** Default: the bucket of `config.backupS3Url`, else a directory storage on `config.backupDir`. */
   storage?: BackupStorage;
   /** Job type definitions (tests shorten the leases); default ROOKERY_JOB_TYPES. */
   jobTypes?: RookeryJobTypes;
@@ -37,7 +38,7 @@ export interface RunningWorker {
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const { config, logger } = options;
-  const storage = options.storage ?? new DirectoryStorage(config.backupDir);
+  const storage = options.storage ?? storageOf(config);
   const metrics = new WorkerMetrics();
   const queue = await openJobQueue({
     dataDir: config.dataDir,
@@ -134,4 +135,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+function storageOf(config: WorkerConfig): BackupStorage {
+  if (!config.backupS3Url) return new DirectoryStorage(config.backupDir);
+  const [bucket = '', ...prefix] = config.backupS3Url.slice('s3://'.length).split('/');
+  return new S3Storage({
+    bucket,
+    prefix: prefix.filter((p) => p !== '').join('/'),
+    region: config.backupS3Region,
+    ...(config.backupS3Endpoint ? { endpoint: config.backupS3Endpoint } : {}),
+  });
 }

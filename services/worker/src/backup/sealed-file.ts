@@ -17,6 +17,7 @@ import { createCipheriv, createDecipheriv, createHash, type Hash, randomBytes } 
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { RookeryError } from '@rookery/protocol';
+import { rechunk } from '../streams.js';
 import { type BackupKey, fileKey } from './backup-key.js';
 import { ByteReader } from './byte-reader.js';
 
@@ -207,28 +208,6 @@ function additionalData(header: Buffer, index: number, final: boolean, place: st
   position.writeBigUInt64BE(BigInt(index), 0);
   position[8] = final ? 1 : 0;
   return Buffer.concat([header, position, Buffer.from(place, 'utf8')]);
-}
-
-/** Re-cuts a stream into pieces of exactly `size` bytes (the last one shorter). */
-async function* rechunk(source: AsyncIterable<Buffer>, size: number): AsyncGenerator<Buffer> {
-  let parts: Buffer[] = [];
-  let bytes = 0;
-  for await (const piece of source) {
-    let rest = piece;
-    while (bytes + rest.length >= size) {
-      const take = size - bytes;
-      parts.push(rest.subarray(0, take));
-      yield parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-      rest = rest.subarray(take);
-      parts = [];
-      bytes = 0;
-    }
-    if (rest.length > 0) {
-      parts.push(rest);
-      bytes += rest.length;
-    }
-  }
-  if (bytes > 0) yield Buffer.concat(parts);
 }
 
 /** SHA-256 and length of a stream, read to its end. */
