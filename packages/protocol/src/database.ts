@@ -21,6 +21,27 @@ export interface DatabaseStats {
   Collections: Record<string, number>;
   LastDocEtag: number;
   SizeOnDisk: { Bytes: number; Humane: string };
+  /** Present when the database is mirrored to the network disk. */
+  Mirror?: MirrorStats;
+}
+
+/** A mirrored database's shipping state: how far behind the mirror is, in time, bytes and transactions. */
+export interface MirrorStats {
+  Mode: 'async' | 'sync';
+  /** `starting` until the chain on the mirror is known; `failing` while the mirror refuses writes (retried). */
+  State: 'starting' | 'streaming' | 'failing' | 'closed';
+  Generation: string | null;
+  /** The last transaction committed locally. */
+  Txid: number;
+  /** The last transaction a restore from the mirror brings back. */
+  MirroredTxid: number;
+  /** Age of the oldest transaction not yet on the mirror (0 when none is waiting). */
+  LagMs: number;
+  /** Bytes of transactions not yet on the mirror. */
+  LagBytes: number;
+  LagTransactions: number;
+  LastSnapshot: { Txid: number; At: string } | null;
+  LastError: string | null;
 }
 
 /** `GET /databases/{db}/hilo/next` query string. */
