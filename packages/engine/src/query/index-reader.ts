@@ -172,9 +172,13 @@ export class IndexReader implements FieldLookup {
               `SELECT value, count FROM term_counts WHERE field = ? AND value < ? ORDER BY ${orderBy} LIMIT ?`,
               [field, NULL_TERM, spec.top],
             )
-          : this.all<{ value: TermValue; count: number }>(
+          : // CROSS JOIN keeps the matches as the outer loop (SQLite never reorders it), each looking up its
+            // terms through terms_by_entry. With a plain JOIN the planner chose to walk every term of the
+            // field and re-run the match (an FTS scan) for each: facets over a search took 10-20 s at 100k
+            // documents instead of ~50 ms (found by the k6 NuGet test).
+            this.all<{ value: TermValue; count: number }>(
               `SELECT t.value AS value, count(*) AS count FROM (${match.sql}) m
-               JOIN terms t ON t.entry = m.entry AND t.field = ? AND t.value < ?
+               CROSS JOIN terms t ON t.entry = m.entry AND t.field = ? AND t.value < ?
                GROUP BY t.value ORDER BY ${orderBy} LIMIT ?`,
               [...match.params, field, NULL_TERM, spec.top],
             );
