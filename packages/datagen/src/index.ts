@@ -11,6 +11,7 @@ export {
   TAG_ZIPF_EXPONENT,
   toNdjsonLines,
 } from './nuget.js';
+export { PACKAGES_SEARCH_INDEX } from './nuget-index.js';
 export type { LogNormalOptions, ParetoOptions } from './random.js';
 export { logNormalInt, mix32, paretoInt, Random, ZipfSampler } from './random.js';
 export {

@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { generatePackages, TAGS } from '@rookery/datagen';
+import { generatePackages, PACKAGES_SEARCH_INDEX, TAGS } from '@rookery/datagen';
 import type { IndexDefinition } from '@rookery/protocol';
 import { Database } from '../src/database.js';
 import { DatabaseIndexer } from '../src/indexing/database-indexer.js';
@@ -50,32 +50,7 @@ const mapIndex: IndexDefinition = {
   Fields: { Query: { Indexing: 'Search' } },
 };
 
-const searchIndex: IndexDefinition = {
-  Name: 'Packages/Search',
-  Maps: [
-    {
-      Collection: 'Packages',
-      Fields: {
-        PackageId: 'PackageId',
-        IsPrerelease: 'IsPrerelease',
-        DownloadCount: 'VersionDownloadCount',
-        Created: 'Created',
-        Tags: 'Tags',
-        Query: ['Tags', 'Title', 'PackageId'],
-      },
-    },
-  ],
-  Reduce: {
-    GroupBy: ['PackageId', 'IsPrerelease'],
-    Aggregate: {
-      DownloadCount: { Sum: 'DownloadCount' },
-      Created: { Min: 'Created' },
-      Tags: { Distinct: 'Tags' },
-      Query: { Distinct: 'Query' },
-    },
-  },
-  Fields: { Query: { Indexing: 'Search', Suggestions: true } },
-};
+const searchIndex: IndexDefinition = PACKAGES_SEARCH_INDEX;
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
