@@ -3,12 +3,11 @@
 // demand) and the gateway (HTTPS with client certificates, the only public
 // endpoint), both reading a SQLite control plane — create a first tenant,
 // its admin certificate and a `demo` database, and print how to connect.
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import { ensureDependencies, root, runPnpm, step } from './lib/bootstrap.mjs';
+import { readOrCreateSecret, spawnService } from './lib/services.mjs';
 
 ensureDependencies();
 step('Building');
@@ -81,38 +80,21 @@ More tenants, people with TOTP, certificates and usage:  pnpm rookery --help
 Stop with Ctrl+C (tenants commit queued writes before exiting).
 `);
 
-function readOrCreateSecret(file) {
-  try {
-    return fs.readFileSync(file, 'utf8').trim();
-  } catch {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    const secret = randomBytes(24).toString('base64url');
-    fs.writeFileSync(file, secret, { mode: 0o600 });
-    return secret;
-  }
-}
-
-/** Starts a service's built main, waits for its `ready` IPC message; the start fails if it exits first. */
+/** Starts a service's built main and resolves with its `ready` IPC message; the start fails if it exits first. */
 function startService(name, entry) {
-  const child = spawn(process.execPath, ['--no-node-snapshot', entry], {
-    env,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const { child, ready } = spawnService(name, entry, { env });
   children.push(child);
-  return new Promise((resolve, reject) => {
-    child.once('message', (message) => resolve(message));
-    child.once('exit', (code, signal) => {
-      // Asked to stop (Ctrl+C): done once the last service has finished its shutdown.
-      if (stopping) {
-        if (children.every((c) => c.exitCode !== null || c.signalCode !== null)) process.exit(0);
-        return;
-      }
-      reject(new Error(`the ${name} exited during start-up (${code ?? signal})`));
-      // Once running, one service stopping stops the others: a half-up Rookery helps nobody.
-      for (const other of children) if (other !== child) other.kill('SIGTERM');
-      process.exitCode = code ?? 1;
-    });
+  child.once('exit', (code) => {
+    // Asked to stop (Ctrl+C): done once the last service has finished its shutdown.
+    if (stopping) {
+      if (children.every((c) => c.exitCode !== null || c.signalCode !== null)) process.exit(0);
+      return;
+    }
+    // Once running, one service stopping stops the others: a half-up Rookery helps nobody.
+    for (const other of children) if (other !== child) other.kill('SIGTERM');
+    process.exitCode = code ?? 1;
   });
+  return ready;
 }
 
 function callGateway(method, urlPath, body) {

@@ -1,0 +1,10 @@
+// Types of services.mjs for the TypeScript callers (loadtests/).
+import type { ChildProcess, IOType } from 'node:child_process';
+
+export function readOrCreateSecret(file: string): string;
+
+export function spawnService(
+  name: string,
+  entry: string,
+  options: { env: NodeJS.ProcessEnv; stdio?: IOType | number },
+): { child: ChildProcess; ready: Promise<unknown> };
