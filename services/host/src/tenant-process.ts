@@ -28,7 +28,14 @@ const FromTenantSchema = z.union([
   }),
 ]);
 
-export type TenantStdio = 'inherit' | 'ignore';
+/** Where a tenant's stdout and stderr go; `stderr`: both to the host's stderr (a benchmark keeps stdout for its result). */
+export type TenantStdio = 'inherit' | 'ignore' | 'stderr';
+
+const STDIO: Record<TenantStdio, ['inherit' | 'ignore' | number, 'inherit' | 'ignore' | number]> = {
+  inherit: ['inherit', 'inherit'],
+  ignore: ['ignore', 'ignore'],
+  stderr: [2, 2],
+};
 
 export class TenantProcess {
   readonly exited: Promise<Exit>;
@@ -136,12 +143,7 @@ export function spawnTenantProcess(options: SpawnOptions): TenantProcess {
   const child = fork(options.command.entry, [], {
     execArgv: options.command.execArgv,
     env: { ...options.env, ...options.command.env },
-    stdio: [
-      'ignore',
-      options.stdio === 'inherit' ? 'inherit' : 'ignore',
-      options.stdio === 'inherit' ? 'inherit' : 'ignore',
-      'ipc',
-    ],
+    stdio: ['ignore', ...STDIO[options.stdio], 'ipc'],
   });
   return new TenantProcess(child, options.log);
 }
@@ -167,6 +169,11 @@ export class SparePool {
 
   get count(): number {
     return this.spares.length;
+  }
+
+  /** Resolves once every spare now in the pool has loaded the tenant code (or died trying). */
+  async ready(): Promise<void> {
+    await Promise.all(this.spares.map((spare) => spare.spareReady.catch(() => undefined)));
   }
 
   /** A spare (ready or still loading: either way further along than a new process), or null. */
