@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadHostConfig } from './config.js';
 import { type SupervisorConfig, TenantSupervisor, type WakeResult } from './supervisor.js';
 import { commandFor, sourceTenantCommand, type TenantCommand } from './tenant-command.js';
+import { childrenOf, commandLineOf } from './test-fixtures/proc.js';
 import { TenantClient } from './test-fixtures/tenant-client.js';
 
 const FIXTURE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'test-fixtures', 'tenant-fixture.ts');
@@ -349,6 +350,11 @@ describe('spare processes', () => {
     );
     const woken = await wakeUntilReady(supervisor, 'warm');
     expect(await started).toBe(true);
+    // The spare booted its indexer before it had a tenant: it runs before any write or query asked for it.
+    const indexers = childrenOf(supervisor.info('warm').pid!).filter((pid) =>
+      commandLineOf(pid).includes('indexer-main'),
+    );
+    expect(indexers).toHaveLength(1);
     const tenant = client(woken.socketPath);
     expect((await tenant.call('PUT', '/admin/databases', { Name: 'db' })).status).toBe(201);
     expect((await tenant.call('GET', '/databases')).json).toEqual({ Databases: ['db'] });

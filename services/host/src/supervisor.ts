@@ -394,6 +394,8 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
         spare.assign(t.dir, t.socketPath);
       }
       await Promise.race([proc.ready, timeout]);
+      // A spare's indexer was forked before the spare joined the tenant's cgroup: it joins it now.
+      if (proc.indexerPid !== undefined) this.limiter.apply(t.id, proc.indexerPid);
     } catch (error) {
       if (error instanceof RookeryError) throw error;
       throw new RookeryError(

@@ -19,7 +19,12 @@ export interface Activity {
 
 /** What a tenant process tells its supervisor (see services/tenant/src/main.ts). */
 const FromTenantSchema = z.union([
-  z.object({ ready: z.literal(true), address: z.string() }),
+  z.object({
+    ready: z.literal(true),
+    address: z.string(),
+    /** A spare's indexer, started before the spare was given its tenant (see services/tenant/src/main.ts). */
+    indexerPid: z.number().int().positive().optional(),
+  }),
   z.object({ spare: z.literal(true) }),
   z.object({
     type: z.literal('activity'),
@@ -44,6 +49,8 @@ export class TenantProcess {
   /** Resolves when a spare has loaded the tenant code; rejects if it exits first. */
   readonly spareReady: Promise<void>;
   onActivity: ((activity: Activity) => void) | null = null;
+  /** The indexer a spare started before it had a tenant: forked before the tenant's cgroup, so not in it yet. */
+  indexerPid: number | undefined;
   private exit: Exit | null = null;
 
   constructor(
@@ -91,8 +98,10 @@ export class TenantProcess {
         return;
       }
       const message = parsed.data;
-      if ('ready' in message) readyResolve();
-      else if ('spare' in message) spareResolve();
+      if ('ready' in message) {
+        this.indexerPid = message.indexerPid;
+        readyResolve();
+      } else if ('spare' in message) spareResolve();
       else this.onActivity?.({ lastRequestAt: message.lastRequestAt, inFlight: message.inFlight });
     });
   }

@@ -4,6 +4,7 @@ import { DatabaseCatalog } from '@rookery/engine';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { mirrorOf, type TenantConfig } from './config.js';
 import { notFoundHandler, sendProblem, toRookeryError } from './http/problem.js';
+import type { IndexerProcess } from './indexing/indexer-process.js';
 import { TenantIndexing } from './indexing/tenant-indexing.js';
 import { batchRoutes } from './routes/batch.js';
 import { bulkInsertRoutes } from './routes/bulk-insert.js';
@@ -69,7 +70,12 @@ function payloadBytes(payload: unknown): number {
 }
 
 /** Builds the tenant's HTTP API (not yet listening). */
-export function buildTenantServer(config: TenantConfig): TenantServer {
+export interface TenantServerOptions {
+  /** An indexer process started ahead of the server (by a spare); the server stops it on close. */
+  indexer?: IndexerProcess;
+}
+
+export function buildTenantServer(config: TenantConfig, options: TenantServerOptions = {}): TenantServer {
   const app = Fastify({
     logger: { level: config.logLevel, base: { service: 'tenant' } },
     bodyLimit: config.maxBodyBytes,
@@ -106,11 +112,11 @@ export function buildTenantServer(config: TenantConfig): TenantServer {
         : 'database restored from the mirror',
     );
   }
-  // The indexer process is forked on the first request that names a database, not at start: a cold start
-  // (and a tenant that only lists its databases) does not pay for booting it.
+  // Indexing starts on the first write, query or index request, not at start: a cold start (and a tenant that
+  // only reads) does not pay for booting the indexer process; a spare brings one already booted.
   let indexing: TenantIndexing | null = null;
   const indexingOf = () => {
-    indexing ??= new TenantIndexing(catalog, app.log);
+    indexing ??= new TenantIndexing(catalog, app.log, options.indexer);
     return indexing;
   };
   const context: RouteContext = {
@@ -142,11 +148,15 @@ export function buildTenantServer(config: TenantConfig): TenantServer {
     const db = (request.params as { db?: string } | undefined)?.db;
     if (db !== undefined) {
       request.log = request.log.child({ db });
-      // Writes must reach the indexer even before the first query: start the database's indexing on first
-      // contact (a database that does not exist is the route's 404 to report, not this hook's).
-      indexingOf()
-        .forDatabase(db)
-        .catch(() => {});
+      // Writes must reach the indexer even before the first query: start the database's indexing on the
+      // first request that may write (a database that does not exist is the route's 404 to report, not this
+      // hook's). Not on reads: a tenant woken to read documents would otherwise boot the indexer process in
+      // the middle of its first request (measured: about half of a cold start's first GET), and a tenant
+      // that only reads never needs it. Queries and index routes start it themselves.
+      if (request.method !== 'GET' && request.method !== 'HEAD')
+        indexingOf()
+          .forDatabase(db)
+          .catch(() => {});
     }
   });
   app.addHook('onSend', async (request, reply, payload) => {
@@ -196,7 +206,7 @@ export function buildTenantServer(config: TenantConfig): TenantServer {
     routes,
     async close() {
       await app.close();
-      await indexing?.close();
+      await (indexing ? indexing.close() : options.indexer?.stop());
       await catalog.closeAll();
     },
   };

@@ -30,9 +30,22 @@ export class IndexerProcess {
   private readonly listeners = new Set<ProgressListener>();
   private readonly nudged = new Set<string>();
   private stopping = false;
+  /** Settles when the current indexer process has loaded its code (its `ready` message) or has exited. */
+  private booted: Promise<void> = Promise.resolve();
+  private markBooted: () => void = () => {};
 
   constructor(private readonly log: FastifyBaseLogger) {
     this.spawn();
+  }
+
+  /** The indexer's process id while one runs (the host puts it in the tenant's cgroup). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Resolves once the indexer process has loaded its code: a spare waits for this before it says it is ready. */
+  whenReady(): Promise<void> {
+    return this.booted;
   }
 
   /** Starts indexing a database (idempotent). */
@@ -99,8 +112,12 @@ export class IndexerProcess {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     this.child = child;
+    this.booted = new Promise((resolve) => {
+      this.markBooted = resolve;
+    });
     child.on('message', (raw) => this.receive(raw));
     child.on('exit', (code, signal) => {
+      this.markBooted();
       for (const [id, w] of this.waiting) {
         clearTimeout(w.timer);
         w.reject(new RookeryError('DatabaseUnavailable', 'The indexer stopped while answering; retry'));
@@ -132,6 +149,7 @@ export class IndexerProcess {
       for (const listener of this.listeners) listener(message.db, message.index, message.lastEtag);
       return;
     }
+    if (message.type === 'ready') this.markBooted();
     if (message.type !== 'reply') return;
     const waiting = this.waiting.get(message.id);
     if (!waiting) return;

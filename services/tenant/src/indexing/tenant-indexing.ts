@@ -29,11 +29,13 @@ export class TenantIndexing {
   private readonly indexer: IndexerProcess;
   private readonly databases = new Map<string, Promise<DatabaseQueries>>();
 
+  /** `indexer`: one started ahead (a spare tenant process starts it while it waits); else one is started now. */
   constructor(
     private readonly catalog: DatabaseCatalog,
     private readonly log: FastifyBaseLogger,
+    indexer?: IndexerProcess,
   ) {
-    this.indexer = new IndexerProcess(log);
+    this.indexer = indexer ?? new IndexerProcess(log);
   }
 
   /** The database's query side, starting its indexing on first use. */
