@@ -1,12 +1,18 @@
 // Streams one request to a tenant container's Unix socket and its answer back,
-// both ways with backpressure: `pipeline` pauses the reading side whenever the
-// writing side's buffer is full, so a slow client holds at most a couple of
+// both ways with backpressure: the request body is piped (paused while the
+// tenant's socket is full), and the answer is paused whenever the client's
+// socket is, until it drains, so a slow client holds at most a couple of
 // high-water marks of a large response in the gateway, never the whole body.
+//
+// The hot path of every request, so it does as little as it can (measured
+// under the gateway benchmark, see docs/benchmarks.md): headers go through as
+// raw name/value lists (no header objects built and validated twice), a body
+// is only streamed when the request has one, and no stream/promises pipeline
+// (it costs an AbortSignal and its listeners per stream).
 import http from 'node:http';
-import { pipeline } from 'node:stream/promises';
 
-/** Headers that describe one hop, not the message (RFC 9110 §7.6.1), plus our own internal ones. */
-const HOP_BY_HOP = new Set([
+/** Headers that describe one hop, not the message (RFC 9110 §7.6.1), plus ones the gateway sets itself. */
+const NOT_FORWARDED = new Set([
   'connection',
   'keep-alive',
   'proxy-authenticate',
@@ -17,6 +23,7 @@ const HOP_BY_HOP = new Set([
   'transfer-encoding',
   'upgrade',
   'host',
+  'x-request-id',
 ]);
 const INTERNAL_PREFIX = 'x-rookery-';
 export const WORK_UNITS_HEADER = 'x-rookery-work-units';
@@ -59,53 +66,86 @@ export class TenantAgents {
   }
 }
 
-export async function proxyToTenant(
+/** The raw name/value list minus what is not forwarded; `onInternal` sees the internal headers dropped. */
+function forwarded(raw: string[], onInternal?: (name: string, value: string) => void): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if (name.startsWith(INTERNAL_PREFIX)) onInternal?.(name, raw[i + 1]!);
+    else if (!NOT_FORWARDED.has(name)) kept.push(raw[i]!, raw[i + 1]!);
+  }
+  return kept;
+}
+
+/** A request has a body when it says so (RFC 9112 §6.3); GETs, most of the traffic, stream nothing. */
+function hasBody(request: http.IncomingMessage): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+export function proxyToTenant(
   request: http.IncomingMessage,
   response: http.ServerResponse,
   target: { socketPath: string; path: string; agent: http.Agent; requestId: string },
 ): Promise<ProxyOutcome> {
-  const headers: http.OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || name.startsWith(INTERNAL_PREFIX)) continue;
-    headers[name] = value;
-  }
-  headers.host = 'tenant';
-  headers['x-request-id'] = target.requestId;
+  const headers = forwarded(request.rawHeaders);
+  headers.push('host', 'tenant', 'x-request-id', target.requestId);
+  const outcome: ProxyOutcome = { status: 502, bytesIn: 0, bytesOut: 0, workUnits: 0 };
 
-  let bytesIn = 0;
-  let bytesOut = 0;
-  const upstream = http.request({
-    socketPath: target.socketPath,
-    path: target.path,
-    method: request.method,
-    headers,
-    agent: target.agent,
+  return new Promise((resolve, reject) => {
+    const upstream = http.request({
+      socketPath: target.socketPath,
+      path: target.path,
+      method: request.method,
+      headers,
+      agent: target.agent,
+    });
+    let answering = false;
+    // The client went away before its answer was all sent: stop the tenant's side too.
+    const onClientClose = () => {
+      if (!response.writableFinished) upstream.destroy();
+    };
+    response.once('close', onClientClose);
+    // `on`, not `once`: only the first error settles the promise, but a late one (the body still being
+    // piped after an early answer) must never find no listener, which would take the gateway down.
+    upstream.on('error', (error) => {
+      response.off('close', onClientClose);
+      // Nothing answered and the client still there: the tenant is gone (stopped, crashed).
+      reject(answering || response.destroyed ? error : new TenantUnreachable(error));
+    });
+    upstream.once('response', (answer) => {
+      answering = true;
+      outcome.status = answer.statusCode ?? 502;
+      const outHeaders = forwarded(answer.rawHeaders, (name, value) => {
+        if (name === WORK_UNITS_HEADER) outcome.workUnits = Number(value) || 0;
+      });
+      response.writeHead(outcome.status, outHeaders);
+      const resume = () => answer.resume();
+      response.on('drain', resume);
+      answer.on('data', (chunk: Buffer) => {
+        outcome.bytesOut += chunk.length;
+        if (!response.write(chunk)) answer.pause();
+      });
+      const settle = () => {
+        response.off('drain', resume);
+        response.off('close', onClientClose);
+      };
+      answer.once('end', () => {
+        settle();
+        response.end();
+        resolve(outcome);
+      });
+      // The tenant's connection broke mid-answer (or the client left and we cut it): the caller ends the response.
+      answer.on('error', (error) => {
+        settle();
+        reject(error);
+      });
+    });
+    if (hasBody(request)) {
+      request.on('data', (chunk: Buffer) => {
+        outcome.bytesIn += chunk.length;
+      });
+      request.pipe(upstream);
+    } else upstream.end();
   });
-  request.on('data', (chunk: Buffer) => {
-    bytesIn += chunk.length;
-  });
-  const answered = new Promise<http.IncomingMessage>((resolve, reject) => {
-    upstream.once('response', resolve);
-    upstream.once('error', (error) => reject(new TenantUnreachable(error)));
-  });
-  // The body flows while the answer is awaited; a tenant may answer (413, 400) before reading it all.
-  const sent = pipeline(request, upstream).catch(() => undefined);
-  const answer = await answered;
-
-  const workUnits = Number(answer.headers[WORK_UNITS_HEADER] ?? 0) || 0;
-  const outHeaders: http.OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(answer.headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || name.startsWith(INTERNAL_PREFIX)) continue;
-    outHeaders[name] = value;
-  }
-  response.writeHead(answer.statusCode ?? 502, outHeaders);
-  answer.on('data', (chunk: Buffer) => {
-    bytesOut += chunk.length;
-  });
-  try {
-    await pipeline(answer, response);
-  } finally {
-    await sent;
-  }
-  return { status: answer.statusCode ?? 502, bytesIn, bytesOut, workUnits };
 }
