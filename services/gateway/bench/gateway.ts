@@ -8,16 +8,23 @@
 //   only sends requests);
 // - gateway_overhead_p50_ms: p50 of single sequential GETs through the
 //   gateway minus p50 of direct ones, alternating the two;
+// - the ceilings, measured in the same rounds (bench/bare-proxy.ts):
+//   bare_proxy_get_per_s, the same TLS termination and the gateway's proxy
+//   code with no authentication, authorisation, quotas or metering (no gateway
+//   can beat it: it is what TLS plus one more HTTP hop cost on this machine);
+//   tls_only_get_per_s, an HTTPS server answering the same document itself;
 // - cold_start_p50_ms, cold_start_p99_ms, idle_tenant_rss_mb: from the host's
 //   cold-start benchmark (a tenant with 100 MB of data), run as a child.
 //
 // Stages go to stderr; the last stdout line is one JSON object.
-import { execFileSync, fork } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { issueServerCertificate } from '@rookery/pki';
 import { Pool } from 'undici';
-import { startStack, TOKEN } from '../src/test-fixtures/stack.js';
+import { forkGateway } from '../src/test-fixtures/gateway-process.js';
+import { startStack } from '../src/test-fixtures/stack.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -27,6 +34,20 @@ const REQUESTS = arg('requests', 20_000);
 const SEQUENTIAL = arg('sequential', 2_000);
 const CONCURRENCY = 32;
 const log = (m: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${m}\n`);
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** Forks a ceiling server (bare-proxy.ts), hands it its setup and waits for its `{ url }`. */
+async function forkCeiling(setup: object): Promise<{ url: string; child: ChildProcess }> {
+  const child = fork(path.join(here, 'bare-proxy.ts'), [], {
+    execArgv: ['--conditions=@rookery/source', '--import', 'tsx'],
+  });
+  child.send(setup);
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('message', (m) => resolve((m as { url: string }).url));
+    child.once('exit', (code) => reject(new Error(`bare-proxy.ts exited (${code})`)));
+  });
+  return { url, child };
+}
 
 const stack = await startStack({ tenantCacheMs: 1_000 }); // the gateway's production default
 try {
@@ -48,33 +69,40 @@ try {
     '@metadata': { '@collection': 'Packages' },
   });
   if (put.status !== 201) throw new Error(`setup failed: ${put.status} ${put.text}`);
-  const socketPath = stack.supervisor.info('bench').socketPath;
-  const gatewayProcess = fork(
-    path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'main.ts'),
-    [],
-    {
-      execArgv: ['--conditions=@rookery/source', '--import', 'tsx'],
-      env: {
-        ...process.env,
-        ROOKERY_DATA: stack.dir,
-        ROOKERY_GATEWAY_PORT: '0',
-        ROOKERY_HOST_URL: stack.hostUrl,
-        ROOKERY_INTERNAL_TOKEN: TOKEN,
-        ROOKERY_LOG_LEVEL: 'warn',
-      },
-    },
-  );
-  const gatewayUrl = await new Promise<string>((resolve, reject) => {
-    gatewayProcess.once('message', (m) => resolve((m as { url: string }).url));
-    gatewayProcess.once('exit', (code) => reject(new Error(`the gateway exited (${code})`)));
-  });
   const docPath = '/databases/db/docs?id=packages/1';
-
-  const direct = new Pool('http://tenant', { socketPath, connections: CONCURRENCY });
-  const viaGateway = new Pool(gatewayUrl, {
-    connections: CONCURRENCY,
-    connect: { ca: stack.ca.certPem, cert: client.certPem, key: client.keyPem, servername: 'localhost' },
+  const document = await client.call('GET', docPath);
+  const socketPath = stack.supervisor.info('bench').socketPath;
+  const gateway = await forkGateway(stack);
+  // The ceilings get a server certificate of their own from the same CA: the client trusts them alike.
+  const serverCertificate = await issueServerCertificate(stack.ca, {
+    hosts: ['localhost', '127.0.0.1'],
+    validDays: 1,
   });
+  const ceiling = (mode: 'proxy' | 'tls') =>
+    forkCeiling({
+      mode,
+      socketPath,
+      caPem: stack.ca.certPem,
+      certPem: serverCertificate.certPem,
+      keyPem: serverCertificate.keyPem,
+      body: document.text,
+    });
+  const bareProxy = await ceiling('proxy');
+  const tlsOnly = await ceiling('tls');
+
+  const overTls = (url: string) =>
+    new Pool(url, {
+      connections: CONCURRENCY,
+      connect: { ca: stack.ca.certPem, cert: client.certPem, key: client.keyPem, servername: 'localhost' },
+    });
+  const targets = {
+    direct: new Pool('http://tenant', { socketPath, connections: CONCURRENCY }),
+    gateway: overTls(gateway.url),
+    bareProxy: overTls(bareProxy.url),
+    tlsOnly: overTls(tlsOnly.url),
+  };
+  type Target = keyof typeof targets;
+  const names = Object.keys(targets) as Target[];
   const get = async (pool: Pool) => {
     const r = await pool.request({ method: 'GET', path: docPath });
     await r.body.dump();
@@ -90,39 +118,35 @@ try {
     );
     return Math.round(n / ((performance.now() - started) / 1000));
   };
-  // Warm both paths, then alternate halves so drift on a shared machine hits both alike.
-  await throughput(direct, 2_000);
-  await throughput(viaGateway, 2_000);
-  const rates = { direct: [] as number[], gateway: [] as number[] };
+  // Warm every path, then alternate them round by round so drift on a shared machine hits all alike.
+  for (const name of names) await throughput(targets[name], 2_000);
+  const rates = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<Target, number[]>;
   for (let round = 0; round < 4; round++) {
-    rates.direct.push(await throughput(direct, REQUESTS / 4));
-    rates.gateway.push(await throughput(viaGateway, REQUESTS / 4));
-    log(`round ${round + 1}: direct ${rates.direct.at(-1)}/s, gateway ${rates.gateway.at(-1)}/s`);
+    for (const name of names) rates[name].push(await throughput(targets[name], REQUESTS / 4));
+    log(`round ${round + 1}: ${names.map((name) => `${name} ${rates[name].at(-1)}/s`).join(', ')}`);
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const times = { direct: [] as number[], gateway: [] as number[] };
   for (let i = 0; i < SEQUENTIAL; i++) {
-    for (const [name, pool] of [
-      ['direct', direct],
-      ['gateway', viaGateway],
-    ] as const) {
+    for (const name of ['direct', 'gateway'] as const) {
       const t0 = performance.now();
-      await get(pool);
+      await get(targets[name]);
       times[name].push(performance.now() - t0);
     }
   }
   const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.5)]!;
-  await direct.close();
-  await viaGateway.close();
-  gatewayProcess.kill('SIGTERM');
+  for (const pool of Object.values(targets)) await pool.close();
+  await gateway.stop();
+  for (const server of [bareProxy, tlsOnly]) server.child.kill('SIGTERM');
 
-  const directRate = median(rates.direct);
-  const gatewayRate = median(rates.gateway);
+  const rate = Object.fromEntries(names.map((name) => [name, median(rates[name])])) as Record<Target, number>;
+  const ofDirect = (perSecond: number) => Math.round((perSecond / rate.direct) * 100) / 100;
   const overhead = p50(times.gateway) - p50(times.direct);
   log(`direct p50 ${p50(times.direct).toFixed(3)} ms, gateway p50 ${p50(times.gateway).toFixed(3)} ms`);
+  log(`of direct: gateway ${ofDirect(rate.gateway)}, bare proxy ${ofDirect(rate.bareProxy)}`);
 
   log('cold starts (host benchmark, a tenant with 100 MB of data)');
-  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+  const root = path.resolve(here, '..', '..', '..');
   const coldOutput = execFileSync('pnpm', ['-s', 'bench:cold-start'], {
     cwd: root,
     encoding: 'utf8',
@@ -142,9 +166,12 @@ try {
   console.log(
     JSON.stringify({
       bench: 'gateway',
-      direct_get_per_s: directRate,
-      gateway_get_per_s: gatewayRate,
-      of_direct: Math.round((gatewayRate / directRate) * 100) / 100,
+      direct_get_per_s: rate.direct,
+      gateway_get_per_s: rate.gateway,
+      of_direct: ofDirect(rate.gateway),
+      bare_proxy_get_per_s: rate.bareProxy,
+      bare_proxy_of_direct: ofDirect(rate.bareProxy),
+      tls_only_get_per_s: rate.tlsOnly,
       gateway_overhead_p50_ms: Math.round(overhead * 1000) / 1000,
       cold_start_p50_ms: cold.cold_start_p50_ms,
       cold_start_p99_ms: cold.cold_start_p99_ms,
