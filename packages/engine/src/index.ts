@@ -40,9 +40,11 @@ export { IndexCatalog } from './query/index-catalog.js';
 export type { IndexReader } from './query/index-reader.js';
 export {
   type IndexingControl,
+  DEFAULT_RESULT_CACHE_BYTES,
   type PreparedQuery,
   type QueryOptions,
   QueryRunner,
+  type QueryRunnerOptions,
 } from './query/query-runner.js';
 export { readDatabaseStatsWithoutOpening } from './stats-reader.js';
 export type { SynchronousMode } from './storage/schema.js';

@@ -15,6 +15,7 @@ import { chooseAutoIndex } from './auto-index.js';
 import { RqlCompiler } from './compile-rql.js';
 import type { IndexCatalog } from './index-catalog.js';
 import type { IndexReader } from './index-reader.js';
+import { ResultCache } from './result-cache.js';
 
 /** What queries need from the indexing side (the indexer runs in another process). */
 export interface IndexingControl {
@@ -40,6 +41,8 @@ export interface QueryAnswer {
 const DEFAULT_PAGE_SIZE = 1_024;
 const MAX_PAGE_SIZE = 10_000;
 const DEFAULT_WAIT_MS = 15_000;
+/** Per database: a few thousand typical pages of results. */
+export const DEFAULT_RESULT_CACHE_BYTES = 16 * 1024 * 1024;
 
 /** A parsed and planned query, before it runs: enough to answer If-None-Match without running it. */
 export interface PreparedQuery {
@@ -52,12 +55,22 @@ export interface PreparedQuery {
   parseMs: number;
 }
 
+export interface QueryRunnerOptions {
+  /** Bytes of recent answers kept by result etag (0: none); DEFAULT_RESULT_CACHE_BYTES by default. */
+  resultCacheBytes?: number;
+}
+
 export class QueryRunner {
+  private readonly results: ResultCache<QueryAnswer>;
+
   constructor(
     private readonly db: Database,
     private readonly catalog: IndexCatalog,
     private readonly control: IndexingControl,
-  ) {}
+    options: QueryRunnerOptions = {},
+  ) {
+    this.results = new ResultCache(options.resultCacheBytes ?? DEFAULT_RESULT_CACHE_BYTES);
+  }
 
   /** Parses, picks (or creates) the index, waits if asked, and computes the result etag. */
   async prepare(options: QueryOptions): Promise<PreparedQuery> {
@@ -127,7 +140,26 @@ export class QueryRunner {
     return { ast, compiler, reader, collection, resultEtag, isStale, parseMs };
   }
 
+  /**
+   * Runs a prepared query, or answers it from the recent results when its result etag (hence its answer) is
+   * unchanged. Asking for timings or explanations always runs it: those describe this run.
+   */
   run(prepared: PreparedQuery): QueryAnswer {
+    const diagnostics = (prepared.ast.include ?? []).some(
+      (i) => i.kind === 'call' && ['timings', 'explanations'].includes(i.name.toLowerCase()),
+    );
+    const owner = prepared.reader ?? this.db;
+    if (!diagnostics) {
+      const cached = this.results.get(prepared.resultEtag, owner);
+      if (cached) return cached;
+    }
+    const answer = this.execute(prepared);
+    if (!diagnostics)
+      this.results.set(prepared.resultEtag, owner, answer, JSON.stringify(answer.result).length);
+    return answer;
+  }
+
+  private execute(prepared: PreparedQuery): QueryAnswer {
     const timings: Record<string, number> = { parse: round(prepared.parseMs) };
     let mark = performance.now();
     const lap = (name: string) => {
