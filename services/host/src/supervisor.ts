@@ -92,6 +92,13 @@ const TENANT_SETTINGS = new Set([
   'ROOKERY_MIRROR_CONFIRM_TIMEOUT_MS',
 ]);
 const FAILURE_WINDOW_MS = 60_000;
+/**
+ * A used spare is replaced this long after the start it served, not at once: forking the replacement
+ * would hold up the wake's answer by a few ms, and booting it takes a core for ~300 ms, which on a small
+ * host competes with the woken tenant's first requests. Tenants woken within this window get a fresh
+ * process, as when several wake at once (more spares are the answer to bursts: ROOKERY_SPARE_PROCESSES).
+ */
+const SPARE_REFILL_DELAY_MS = 250;
 /** The longest Unix socket path (sun_path is 108 bytes with the terminating NUL). */
 const MAX_SOCKET_PATH = 107;
 
@@ -404,7 +411,7 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
       );
     } finally {
       clearTimeout(timer);
-      if (spare) this.spares.refill();
+      if (spare) this.spares.refill(SPARE_REFILL_DELAY_MS);
     }
     if (t.stopRequested) {
       // Stopped while it was starting: the stop already signalled it; make sure it goes.

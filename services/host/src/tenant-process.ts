@@ -159,9 +159,10 @@ export function spawnTenantProcess(options: SpawnOptions): TenantProcess {
 
 /**
  * Spare processes, kept at `size`. A spare that is taken is replaced once
- * the supervisor calls `refill` (after the start it served, so the
- * replacement does not compete with it for CPU). Spares that keep dying are
- * not replaced in a loop: after 3 deaths in a row the pool waits a minute.
+ * the supervisor calls `refill` (after the start it served, and after a
+ * delay, so the replacement does not compete with it for CPU). Spares that
+ * keep dying are not replaced in a loop: after 3 deaths in a row the pool
+ * waits a minute.
  */
 export class SparePool {
   private readonly spares: TenantProcess[] = [];
@@ -169,6 +170,8 @@ export class SparePool {
   private deathsInARow = 0;
   private pausedUntil = 0;
   private refillTimer: NodeJS.Timeout | null = null;
+  /** Settles when the waiting refill has run (or the pool was drained). */
+  private refillDue: { promise: Promise<void>; resolve: () => void } | null = null;
 
   constructor(
     private readonly size: number,
@@ -180,8 +183,12 @@ export class SparePool {
     return this.spares.length;
   }
 
-  /** Resolves once every spare now in the pool has loaded the tenant code (or died trying). */
+  /** Resolves once a waiting refill has run and every spare then in the pool has loaded the tenant code (or died trying). */
   async ready(): Promise<void> {
+    if (this.refillDue) {
+      this.refillTimer?.ref(); // someone waits for it now: it keeps the process alive meanwhile
+      await this.refillDue.promise;
+    }
     await Promise.all(this.spares.map((spare) => spare.spareReady.catch(() => undefined)));
   }
 
@@ -190,13 +197,21 @@ export class SparePool {
     return this.spares.shift() ?? null;
   }
 
-  refill(): void {
+  /** Starts spares until there are `size`, after `delayMs` (and not while the pool is paused). */
+  refill(delayMs = 0): void {
     if (this.closed || this.refillTimer) return;
-    const wait = this.pausedUntil - Date.now();
+    const wait = Math.max(delayMs, this.pausedUntil - Date.now());
     if (wait > 0) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.refillDue = { promise, resolve };
       this.refillTimer = setTimeout(() => {
         this.refillTimer = null;
+        this.refillDue = null;
         this.refill();
+        resolve();
       }, wait);
       this.refillTimer.unref();
       return;
@@ -229,6 +244,7 @@ export class SparePool {
   drain(): TenantProcess[] {
     this.closed = true;
     if (this.refillTimer) clearTimeout(this.refillTimer);
+    this.refillDue?.resolve();
     return this.spares.splice(0);
   }
 }
