@@ -80,13 +80,14 @@ export async function runScenarioSet(
       : {};
     const config = {
       baseUrl: stack.url,
+      port: stack.port,
       database: set.database,
       thinkMs: options.thinkMs,
       warmupMs: options.warmupMs,
       durationMs: options.durationMs,
       fullLoadAfterMs: profile.fullLoadAfterMs,
       summaryFile,
-      tlsAuth: prepared.tlsAuth ?? [{ domains: ['localhost'], cert: stack.certFile, key: stack.keyFile }],
+      tlsAuth: prepared.tlsAuth ?? { cert: stack.certFile, key: stack.keyFile },
       options: {
         scenarios: profile.scenarios,
         thresholds: k6Thresholds,

@@ -50,10 +50,15 @@ export function buildServices(): void {
   log('building the gateway, the host and the tenant service (turbo; cached when unchanged)');
   const filters = ['gateway', 'host', 'tenant'].map((name) => `--filter=@rookery/${name}`);
   try {
-    execFileSync('pnpm', ['exec', 'turbo', 'run', 'build', ...filters, '--output-logs=errors-only'], {
-      cwd: repoRoot,
-      stdio: ['ignore', process.stderr, process.stderr],
-    });
+    // --continue: a package of someone else's that does not compile right now must not stop the others building.
+    execFileSync(
+      'pnpm',
+      ['exec', 'turbo', 'run', 'build', ...filters, '--continue', '--output-logs=errors-only'],
+      {
+        cwd: repoRoot,
+        stdio: ['ignore', process.stderr, process.stderr],
+      },
+    );
   } catch (error) {
     // A work tree mid-change may not compile; an earlier build still measures the service.
     const missing = SERVICE_MAINS.filter((main) => !fs.existsSync(main));

@@ -70,7 +70,7 @@ export const coldStartSet: ScenarioSetDefinition = {
           maxAttempts: 10,
         },
       },
-      tlsAuth: [{ domains: ['localhost'], cert: operator.certFile, key: operator.keyFile }],
+      tlsAuth: { cert: operator.certFile, key: operator.keyFile },
       description: `${options.tenants} tenants, each stopped after ${IDLE_STOP_MS / 1000} s idle, read at random`,
     };
   },

@@ -4,8 +4,8 @@ import type { GatewayClient } from '../gateway-client.js';
 import type { RunOptions } from '../options.js';
 import type { RookeryStack } from '../stack.js';
 
-export interface TlsAuthEntry {
-  domains: string[];
+/** A client certificate's PEM files. */
+export interface ClientCertificate {
   cert: string;
   key: string;
 }
@@ -13,8 +13,8 @@ export interface TlsAuthEntry {
 export interface Prepared {
   /** Merged into the k6 config file the script reads (`config.<key>`). */
   config: Record<string, unknown>;
-  /** Client certificates by host name; the tenant admin's for `localhost` when not given. */
-  tlsAuth?: TlsAuthEntry[];
+  /** The client certificate k6 presents (one per k6 process); the tenant admin's when not given. */
+  tlsAuth?: ClientCertificate;
   /** k6 options beside the scenarios (hosts, noConnectionReuse, thresholds). */
   k6Options?: Record<string, unknown>;
   /** A line printed under the table: the seed's figures to compare with, if any. */
