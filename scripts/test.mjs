@@ -10,6 +10,7 @@ import {
   step,
   workspaceDirectories,
 } from './lib/bootstrap.mjs';
+import { findGo } from './lib/tools.mjs';
 
 const REPORT = '.vitest-report.json';
 const reports = () => workspaceDirectories().map((dir) => path.join(root, dir, REPORT));
@@ -35,6 +36,21 @@ for (const report of reports().filter((file) => existsSync(file))) {
   passed += data.numPassedTests;
   failed += data.numFailedTests;
   skipped += data.numPendingTests + (data.numTodoTests ?? 0);
+}
+
+// The k6 smoke (loadtests/): 30 s with 50 users through the gateway, with thresholds, so the load
+// tests never rot. About 2 minutes, plus about 80 s once to build k6 with Go. Counted as one test.
+step('Load test smoke (k6: 30 s, 50 users, 10,000 documents; builds k6 with Go the first time)');
+if (findGo() === null && !existsSync(path.join(root, '.tools', 'bin', 'k6'))) {
+  process.stderr.write(
+    '\n✖ The load test smoke needs k6, which the suite builds with Go (1.24 or newer), and there is no `go` ' +
+      "on PATH or in /usr/local/go/bin. Install Go (https://go.dev/doc/install, or Debian's golang package).\n",
+  );
+  failed += 1;
+} else if (runPnpm(['-s', 'loadtest', 'smoke'], { allowFailure: true }) === 0) {
+  passed += 1;
+} else {
+  failed += 1;
 }
 process.stdout.write(`\n${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}\n`);
 if (status !== 0 || failed > 0 || passed === 0) process.exit(1);

@@ -54,13 +54,14 @@ export function runPnpm(args, { allowFailure = false } = {}) {
   return 0;
 }
 
-/** Every workspace package directory (packages/* and services/*), relative to the root. */
+/** Every workspace package directory (packages/*, services/* and loadtests), relative to the root. */
 export function workspaceDirectories() {
-  return ['packages', 'services'].flatMap((group) =>
+  const grouped = ['packages', 'services'].flatMap((group) =>
     readdirSync(path.join(root, group), { withFileTypes: true })
       .filter((entry) => entry.isDirectory())
       .map((entry) => path.join(group, entry.name)),
   );
+  return [...grouped, 'loadtests'];
 }
 
 export function ensureDependencies() {
