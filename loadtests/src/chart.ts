@@ -28,16 +28,16 @@ export function niceMax(max: number): number {
 function lineChart(
   title: string,
   seconds: number[],
-  left: { unit: string; series: Series[] },
-  right: { unit: string; series: Series } | null,
+  left: Series[],
+  right: Series | null,
   marks: number[],
 ): string {
   const plotW = WIDTH - MARGIN.left - MARGIN.right;
   const plotH = HEIGHT - MARGIN.top - MARGIN.bottom;
   const maxT = Math.max(1, ...seconds);
   const x = (t: number) => MARGIN.left + (t / maxT) * plotW;
-  const leftMax = niceMax(Math.max(0, ...left.series.flatMap((s) => s.points)));
-  const rightMax = right ? niceMax(Math.max(0, ...right.series.points)) : 1;
+  const leftMax = niceMax(Math.max(0, ...left.flatMap((s) => s.points)));
+  const rightMax = right ? niceMax(Math.max(0, ...right.points)) : 1;
   const y = (v: number, max: number) => MARGIN.top + plotH - (v / max) * plotH;
   const path = (points: number[], max: number) =>
     points
@@ -61,20 +61,12 @@ function lineChart(
     const t = (maxT * i) / 6;
     parts.push(`<text x="${x(t)}" y="${HEIGHT - 14}" text-anchor="middle">${Math.round(t)} s</text>`);
   }
-  parts.push(`<text x="8" y="${MARGIN.top + plotH / 2}" class="unit">${escapeXml(left.unit)}</text>`);
-  if (right)
-    parts.push(
-      `<text x="${WIDTH - 8}" y="${MARGIN.top + plotH / 2}" class="unit" text-anchor="end">${escapeXml(right.unit)}</text>`,
-    );
   for (const t of marks) {
     parts.push(
       `<line x1="${x(t)}" x2="${x(t)}" y1="${MARGIN.top}" y2="${MARGIN.top + plotH}" class="fail"/>`,
     );
   }
-  const all = [
-    ...left.series.map((s) => ({ s, max: leftMax })),
-    ...(right ? [{ s: right.series, max: rightMax }] : []),
-  ];
+  const all = [...left.map((s) => ({ s, max: leftMax })), ...(right ? [{ s: right, max: rightMax }] : [])];
   all.forEach(({ s, max }, i) => {
     parts.push(`<path d="${path(s.points, max)}" stroke="${s.color}" fill="none" stroke-width="1.6"/>`);
     const lx = MARGIN.left + 10 + i * 170;
@@ -95,26 +87,17 @@ export function chartHtml(
   const throughput = lineChart(
     'Throughput',
     seconds,
-    {
-      unit: 'pages/s',
-      series: [{ label: 'pages/s', color: '#1f6feb', points: intervals.map((i) => i.pages * perSecond) }],
-    },
-    {
-      unit: 'users',
-      series: { label: 'virtual users', color: '#8b949e', points: intervals.map((i) => i.vus) },
-    },
+    [{ label: 'pages/s (left)', color: '#1f6feb', points: intervals.map((i) => i.pages * perSecond) }],
+    { label: 'virtual users (right)', color: '#8b949e', points: intervals.map((i) => i.vus) },
     intervals.filter((i) => i.failures > 0).map((i) => i.at),
   );
   const latency = lineChart(
-    'Page time',
+    'Page time (ms)',
     seconds,
-    {
-      unit: 'ms',
-      series: [
-        { label: 'average', color: '#2da44e', points: intervals.map((i) => mean(i.times)) },
-        { label: 'p95', color: '#bf8700', points: intervals.map((i) => percentile(i.times, 0.95)) },
-      ],
-    },
+    [
+      { label: 'average', color: '#2da44e', points: intervals.map((i) => mean(i.times)) },
+      { label: 'p95', color: '#bf8700', points: intervals.map((i) => percentile(i.times, 0.95)) },
+    ],
     null,
     intervals.filter((i) => i.failures > 0).map((i) => i.at),
   );
