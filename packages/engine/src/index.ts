@@ -39,8 +39,8 @@ export type { ShippedListener } from './mirror/shipper.js';
 export { IndexCatalog } from './query/index-catalog.js';
 export type { IndexReader } from './query/index-reader.js';
 export {
-  type IndexingControl,
   DEFAULT_RESULT_CACHE_BYTES,
+  type IndexingControl,
   type PreparedQuery,
   type QueryOptions,
   QueryRunner,
