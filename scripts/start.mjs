@@ -36,6 +36,9 @@ const env = {
   ROOKERY_HOST_PORT: hostPort,
   ROOKERY_HOST_URL: `http://127.0.0.1:${hostPort}`,
   ROOKERY_GATEWAY_PORT: port,
+  // A local directory stands in for the network disk: every committed transaction is mirrored
+  // there (asynchronously unless ROOKERY_MIRROR_MODE says sync) and restored from it if lost.
+  ROOKERY_MIRROR: path.resolve(process.env.ROOKERY_MIRROR ?? path.join(dataDir, 'mirror')),
 };
 const children = [];
 // Installed before anything starts: a Ctrl+C during start-up must stop what
@@ -47,8 +50,10 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
     for (const child of [...children].reverse()) child.kill('SIGTERM');
   });
 }
-step('Starting the host and the gateway');
+step('Starting the host, the worker and the gateway');
 await startService('host', path.join(root, 'services', 'host', 'dist', 'main.js'));
+// Backups from the mirror on a schedule, and the backup/restore jobs of the control API.
+await startService('worker', path.join(root, 'services', 'worker', 'dist', 'main.js'));
 const { url } = await startService('gateway', path.join(root, 'services', 'gateway', 'dist', 'main.js'));
 const publicUrl = url.replace('127.0.0.1', 'localhost');
 
@@ -63,7 +68,7 @@ if (created.status !== 201 && created.status !== 409) {
 
 const tls = `--cacert ${admin.caFile} --cert ${admin.certFile} --key ${admin.keyFile}`;
 process.stdout.write(`
-Rookery is running at ${publicUrl} (data in ${dataDir}).
+Rookery is running at ${publicUrl} (data in ${dataDir}, mirrored to ${env.ROOKERY_MIRROR}).
 Tenant "${tenantId}" has a database "demo"; its admin certificate is in ${admin.certDir}. Try:
 
   curl ${tls} -X PUT '${publicUrl}/databases/demo/docs?id=users/1-A' \\
@@ -73,7 +78,7 @@ Tenant "${tenantId}" has a database "demo"; its admin certificate is in ${admin.
   curl ${tls} '${publicUrl}/databases/demo/docs?id=users/1-a'
   curl ${tls} -X POST '${publicUrl}/databases/demo/queries' \\
        -H 'content-type: application/json' \\
-       -d '{"Query": "from Users where Name = \\"Ada Lovelace\\""}'
+       -d '{"Query": "from Users where Name = \\"Ada Lovelace\\"", "WaitForNonStaleResults": true}'
   curl ${tls} '${publicUrl}/usage'
 
 More tenants, people with TOTP, certificates and usage:  pnpm rookery --help
