@@ -17,8 +17,11 @@
 //
 // The mirror directory defaults to the same disk as the databases (the worst case: the mirror's
 // fsyncs compete with the database's own); production puts it on a network volume.
-// `backup_mb_per_s` is null: backups are made from the mirror by the worker, which does not
-// exist yet. Stages go to stderr; the last stdout line is one JSON object.
+// - backup: backups are made from the mirror by the worker (services/worker), so its benchmark
+//   (`pnpm bench:backup`, a mirrored NuGet-like database) runs as a child and its
+//   `backup_mb_per_s` is reported here; the engine does not import a service.
+// Stages go to stderr; the last stdout line is one JSON object.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -173,6 +176,15 @@ try {
     transactions_replayed: replay.transactionsReplayed,
   });
 
+  log({ stage: 'backup (pnpm bench:backup, as a child)' });
+  const repositoryRoot = path.resolve(import.meta.dirname, '..', '..', '..');
+  const backupOutput = execFileSync('pnpm', ['-s', 'bench:backup'], {
+    cwd: repositoryRoot,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const backup = JSON.parse(backupOutput.trim().split('\n').at(-1)!) as { backup_mb_per_s: number };
+
   process.stdout.write(
     `${JSON.stringify({
       bench: 'mirror',
@@ -184,7 +196,7 @@ try {
       async_lag_p99_ms: round2(percentile(lags, 0.99)),
       restore_mb_per_s: round2(latest.bytesRead / 1e6 / restoreSeconds),
       restore_replay_mb_per_s: round2(replay.bytesRead / 1e6 / replaySeconds),
-      backup_mb_per_s: null,
+      backup_mb_per_s: backup.backup_mb_per_s,
     })}\n`,
   );
 } finally {
