@@ -4,6 +4,7 @@
 // definitions, so a payload is checked the same way wherever it comes from.
 import { z } from 'zod';
 import { DatabaseNameSchema } from './database.js';
+import { IsoDateSchema } from './documents.js';
 
 const HOUR = 3600_000;
 
@@ -45,6 +46,19 @@ export const RestoreJobPayloadSchema = z
   .strict();
 export type RestoreJobPayload = z.output<typeof RestoreJobPayloadSchema>;
 
+export const LifecycleSweepJobPayloadSchema = z
+  .object({
+    database: DatabaseNameSchema,
+    /**
+     * The sweep's clock (ISO date-time with offset): what is due at this time is archived or
+     * expired. Default: the time the attempt starts. Fixed for the whole job, so the batches it
+     * asks for (while the tenant answers `More`) all agree on what is due.
+     */
+    now: IsoDateSchema.optional(),
+  })
+  .strict();
+export type LifecycleSweepJobPayload = z.output<typeof LifecycleSweepJobPayloadSchema>;
+
 /**
  * Every job type, as `openSqliteJobQueue` / `openPostgresJobQueue` take them. A lease is how long
  * one attempt may run before the queue counts it failed and retries it (the queue has no
@@ -56,10 +70,13 @@ export type RestoreJobPayload = z.output<typeof RestoreJobPayloadSchema>;
 export type RookeryJobTypes = {
   backup: { payload: typeof BackupJobPayloadSchema; leaseMs: number };
   restore: { payload: typeof RestoreJobPayloadSchema; leaseMs: number };
+  'lifecycle-sweep': { payload: typeof LifecycleSweepJobPayloadSchema; leaseMs: number };
 };
 export const ROOKERY_JOB_TYPES: RookeryJobTypes = {
   backup: { payload: BackupJobPayloadSchema, leaseMs: 2 * HOUR },
   restore: { payload: RestoreJobPayloadSchema, leaseMs: 2 * HOUR },
+  // Batches of at most MAX_SWEEP_LIMIT documents through the tenant's writer: minutes, not hours.
+  'lifecycle-sweep': { payload: LifecycleSweepJobPayloadSchema, leaseMs: HOUR / 2 },
 };
 export type RookeryJobType = keyof RookeryJobTypes;
 
@@ -69,4 +86,9 @@ export type RookeryJobType = keyof RookeryJobTypes;
  */
 export function backupDedupeKey(tenantId: string, database: string): string {
   return `backup:${tenantId}/${database.toLowerCase()}`;
+}
+
+/** The dedupe key of a database's lifecycle sweeps: one waiting sweep per database. */
+export function sweepDedupeKey(tenantId: string, database: string): string {
+  return `lifecycle-sweep:${tenantId}/${database.toLowerCase()}`;
 }
