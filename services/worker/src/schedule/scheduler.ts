@@ -6,20 +6,13 @@
 // Several workers may run this loop on one queue. The dedupe key keeps one waiting backup per
 // database, a database with a backup running is left alone, and due-ness is read from the backup
 // storage, which every worker sees: a backup made by one worker is not made again by another.
-import fs from 'node:fs';
-import path from 'node:path';
-import { TenantIdSchema } from '@rookery/control';
-import { hasMirror, isDeleted } from '@rookery/engine';
 import type { JobQueue } from '@rookery/jobs';
-import {
-  type BackupKind,
-  backupDedupeKey,
-  DatabaseNameSchema,
-  type RookeryJobTypes,
-} from '@rookery/protocol';
+import { type BackupKind, backupDedupeKey, type RookeryJobTypes } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import { BackupCatalog } from '../backup/backup-catalog.js';
 import type { BackupStorage } from '../storage/backup-storage.js';
+import { mirroredDatabases } from './mirrored-databases.js';
+import { Periodic } from './periodic.js';
 import type { Schedules } from './schedules.js';
 
 export interface SchedulerOptions {
@@ -37,54 +30,42 @@ export const SCHEDULED_BACKUP = { maxAttempts: 3, backoffMs: 60_000 } as const;
 
 export class BackupScheduler {
   private readonly requested = new Map<string, number>();
-  private timer: NodeJS.Timeout | null = null;
-  private ticking: Promise<void> = Promise.resolve();
+  private readonly periodic: Periodic;
   private readonly now: () => number;
 
   constructor(private readonly options: SchedulerOptions) {
     this.now = options.now ?? Date.now;
+    this.periodic = new Periodic(
+      () => this.tick(),
+      options.tickMs,
+      (error) => options.log.error({ err: error }, 'scheduling backups failed'),
+    );
   }
 
   start(): void {
-    const loop = () => {
-      this.ticking = this.tick()
-        .then(() => undefined)
-        .catch((error: unknown) => this.options.log.error({ err: error }, 'scheduling backups failed'))
-        .finally(() => {
-          if (this.timer !== null) this.timer = setTimeout(loop, this.options.tickMs);
-        });
-    };
-    this.timer = setTimeout(loop, 0);
+    this.periodic.start();
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.ticking;
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /** One pass over every mirrored database; returns the backups it enqueued. */
   async tick(): Promise<{ tenant: string; database: string; kind: BackupKind }[]> {
     const enqueued: { tenant: string; database: string; kind: BackupKind }[] = [];
-    for (const tenant of subdirectories(this.options.mirrorDir, (n) => TenantIdSchema.safeParse(n).success)) {
-      const tenantDir = path.join(this.options.mirrorDir, tenant);
-      const databases = subdirectories(tenantDir, (n) => DatabaseNameSchema.safeParse(n).success);
-      for (const database of databases) {
-        const directory = path.join(tenantDir, database);
-        if (!hasMirror(directory) || isDeleted(directory)) continue;
-        const kind = await this.dueBackup(tenant, database);
-        if (!kind) continue;
-        const jobId = await this.options.queue.enqueue({
-          type: 'backup',
-          tenantId: tenant,
-          payload: { database, kind, requestedBy: 'scheduler' },
-          dedupeKey: backupDedupeKey(tenant, database),
-          ...SCHEDULED_BACKUP,
-        });
-        this.requested.set(`${tenant}/${database}`, this.now());
-        this.options.log.info({ tenant, db: database, kind, job: jobId }, 'scheduled backup enqueued');
-        enqueued.push({ tenant, database, kind });
-      }
+    for (const { tenant, database } of mirroredDatabases(this.options.mirrorDir)) {
+      const kind = await this.dueBackup(tenant, database);
+      if (!kind) continue;
+      const jobId = await this.options.queue.enqueue({
+        type: 'backup',
+        tenantId: tenant,
+        payload: { database, kind, requestedBy: 'scheduler' },
+        dedupeKey: backupDedupeKey(tenant, database),
+        ...SCHEDULED_BACKUP,
+      });
+      this.requested.set(`${tenant}/${database}`, this.now());
+      this.options.log.info({ tenant, db: database, kind, job: jobId }, 'scheduled backup enqueued');
+      enqueued.push({ tenant, database, kind });
     }
     return enqueued;
   }
@@ -117,18 +98,5 @@ export class BackupScheduler {
       }
     }
     return false;
-  }
-}
-
-function subdirectories(directory: string, accept: (name: string) => boolean): string[] {
-  try {
-    return fs
-      .readdirSync(directory, { withFileTypes: true })
-      .filter((entry) => entry.isDirectory() && accept(entry.name))
-      .map((entry) => entry.name)
-      .sort();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
   }
 }
