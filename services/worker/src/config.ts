@@ -56,6 +56,12 @@ export const WorkerConfigSchema = z
     scheduleFile: z.string().min(1).optional(),
     /** How often the scheduler looks for due backups. */
     schedulerTickMs: count(100, 3_600_000).default(30_000),
+    /** The host's internal API: sweep jobs wake tenants through it. */
+    hostUrl: z.string().url().default('http://127.0.0.1:8081'),
+    /** The host's internal token; unset: sweeps are not scheduled, and sweep jobs fail saying so. */
+    internalToken: z.string().min(1).optional(),
+    /** Scheduled lifecycle sweeps (archival, expiration) of every mirrored database: one every this many minutes (0: none). */
+    sweepEveryMinutes: z.coerce.number().min(0).default(60),
   })
   .transform((config) => ({
     ...config,
@@ -91,6 +97,9 @@ const ENV_NAMES: Record<keyof WorkerConfigInput, string> = {
   fullBackupEveryHours: 'ROOKERY_BACKUP_FULL_EVERY_HOURS',
   scheduleFile: 'ROOKERY_BACKUP_SCHEDULE_FILE',
   schedulerTickMs: 'ROOKERY_BACKUP_SCHEDULER_TICK_MS',
+  hostUrl: 'ROOKERY_HOST_URL',
+  internalToken: 'ROOKERY_INTERNAL_TOKEN',
+  sweepEveryMinutes: 'ROOKERY_SWEEP_EVERY_MINUTES',
 };
 
 /** Reads the configuration; a bad value stops start-up with a message naming the variable. */

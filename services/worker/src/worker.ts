@@ -1,6 +1,6 @@
 // One worker process's parts, put together: the job queue (SQLite or PostgreSQL, the same one the
-// control plane enqueues on), the backup and restore handlers, the backup scheduler, and a small
-// HTTP server for /metrics and /healthz.
+// control plane enqueues on), the backup, restore and lifecycle sweep handlers, their schedulers,
+// and a small HTTP server for /metrics and /healthz.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type JobQueue, openJobQueue, type StopWorking } from '@rookery/jobs';
@@ -9,9 +9,11 @@ import type { Logger } from 'pino';
 import type { WorkerConfig } from './config.js';
 import { backupJobHandler } from './jobs/backup-job.js';
 import { restoreJobHandler } from './jobs/restore-job.js';
+import { sweepJobHandler } from './jobs/sweep-job.js';
 import { WorkerMetrics } from './metrics.js';
 import { BackupScheduler } from './schedule/scheduler.js';
 import { Schedules } from './schedule/schedules.js';
+import { SweepScheduler } from './schedule/sweep-scheduler.js';
 import type { BackupStorage } from './storage/backup-storage.js';
 import { DirectoryStorage } from './storage/directory-storage.js';
 import { S3Storage } from './storage/s3-storage.js';
@@ -30,6 +32,7 @@ export interface RunningWorker {
   queue: JobQueue<RookeryJobTypes>;
   metrics: WorkerMetrics;
   scheduler: BackupScheduler | null;
+  sweepScheduler: SweepScheduler | null;
   /** http://host:port of /metrics and /healthz. */
   url: string;
   /** Stops claiming jobs and scheduling, waits for running jobs, closes the queue and the server. */
@@ -78,6 +81,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }),
       workOptions,
     ),
+    queue.work(
+      'lifecycle-sweep',
+      sweepJobHandler({ host: { url: config.hostUrl, token: config.internalToken }, metrics }),
+      workOptions,
+    ),
   ];
 
   let scheduler: BackupScheduler | null = null;
@@ -95,6 +103,21 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       tickMs: config.schedulerTickMs,
     });
     scheduler.start();
+  }
+
+  let sweepScheduler: SweepScheduler | null = null;
+  if (config.sweepEveryMinutes > 0 && config.internalToken) {
+    sweepScheduler = new SweepScheduler({
+      mirrorDir: config.mirrorDir,
+      queue,
+      everyMs: config.sweepEveryMinutes * 60_000,
+      log: logger.child({ component: 'sweep-scheduler' }),
+      tickMs: config.schedulerTickMs,
+    });
+    sweepScheduler.start();
+  } else if (config.sweepEveryMinutes > 0) {
+    // Every sweep would fail without it: better one line at start than a failed job per database.
+    logger.warn('ROOKERY_INTERNAL_TOKEN is not set: lifecycle sweeps are not scheduled');
   }
 
   const server = http.createServer((request, response) => {
@@ -127,9 +150,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     queue,
     metrics,
     scheduler,
+    sweepScheduler,
     url: `http://${config.host}:${port}`,
     async close() {
       await scheduler?.stop();
+      await sweepScheduler?.stop();
       await Promise.all(stops.map((stop) => stop()));
       await queue.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -32,8 +32,8 @@ export class JobReporter {
     private readonly context: WorkContext,
     private readonly log: Logger,
     private readonly metrics: WorkerMetrics,
-    /** Which counter the bytes read go to. */
-    private readonly reads: 'mirror' | 'restore',
+    /** Which counter the bytes read go to; null for jobs that read no bytes of their own (sweeps). */
+    private readonly reads: 'mirror' | 'restore' | null,
   ) {
     this.labels = { type: job.type, tenant: job.tenantId, database, job: job.id };
     metrics.running.inc({ type: job.type, tenant: job.tenantId });
@@ -44,7 +44,7 @@ export class JobReporter {
     this.latest = { ...progress };
     const tenant = { tenant: this.job.tenantId };
     const read = progress.bytesRead - this.counted.read;
-    if (read > 0)
+    if (read > 0 && this.reads !== null)
       (this.reads === 'mirror' ? this.metrics.mirrorBytesRead : this.metrics.restoreBytesRead).inc(
         tenant,
         read,
