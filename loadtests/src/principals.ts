@@ -10,7 +10,6 @@ import {
   controlPaths,
   enrolTotp,
   issuePrincipalCertificate,
-  openControlStore,
 } from '@rookery/control';
 import { loadOrCreateCertificateAuthority, loadOrCreateMasterKey } from '@rookery/pki';
 import type { RookeryStack } from './stack.js';
@@ -24,19 +23,6 @@ export interface CertificateFiles {
 export interface Person extends CertificateFiles {
   /** Base32 TOTP secret, as an authenticator app holds it. */
   totpSecret: string;
-}
-
-/** Opens the stack's control store for the duration of `use`. */
-export async function withControlStore<T>(
-  stack: RookeryStack,
-  use: (store: ControlStore) => Promise<T>,
-): Promise<T> {
-  const store = await openControlStore({ dataDir: stack.dataDir });
-  try {
-    return await use(store);
-  } finally {
-    await store.close();
-  }
 }
 
 /** Creates a principal and writes a certificate for it to `<data>/certs/<name>.crt|.key`. */

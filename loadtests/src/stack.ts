@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { bootstrap } from '@rookery/cli';
-import { controlPaths, openControlStore } from '@rookery/control';
+import { type ControlStore, controlPaths, openControlStore } from '@rookery/control';
 import { z } from 'zod';
 import { readOrCreateSecret, spawnService } from '../../scripts/lib/services.mjs';
 import { log } from './log.js';
@@ -122,9 +122,17 @@ export async function startStack(options: StackOptions): Promise<RookeryStack> {
 }
 
 async function raiseQuota(dataDir: string, tenantId: string): Promise<void> {
+  await withControlStore(dataDir, (store) => store.updateQuota(tenantId, UNLIMITED_QUOTA));
+}
+
+/** Opens the control store of `dataDir` for the duration of `use`. */
+export async function withControlStore<T>(
+  dataDir: string,
+  use: (store: ControlStore) => Promise<T>,
+): Promise<T> {
   const store = await openControlStore({ dataDir });
   try {
-    await store.updateQuota(tenantId, UNLIMITED_QUOTA);
+    return await use(store);
   } finally {
     await store.close();
   }

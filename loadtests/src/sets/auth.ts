@@ -5,7 +5,8 @@
 // (otplib, the gateway's own library) and hands them over, as a person reads
 // them off their phone.
 import { generate } from 'otplib';
-import { personWithAuthenticator, withControlStore } from '../principals.js';
+import { personWithAuthenticator } from '../principals.js';
+import { withControlStore } from '../stack.js';
 import type { ScenarioSetDefinition } from './types.js';
 
 const DATABASE = 'auth';
@@ -30,7 +31,9 @@ export const authSet: ScenarioSetDefinition = {
   database: DATABASE,
   async prepare(stack, client, options) {
     await client.expect('PUT', `/databases/${DATABASE}/docs?id=${DOCUMENT_ID}`, { Probe: true }, [201]);
-    const person = await withControlStore(stack, (store) => personWithAuthenticator(stack, store, 'ada'));
+    const person = await withControlStore(stack.dataDir, (store) =>
+      personWithAuthenticator(stack, store, 'ada'),
+    );
     // From a step before now (the clock may tick over) to well past the end of the run.
     const codes = await codesFor(
       person.totpSecret,

@@ -5,8 +5,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { GatewayClient } from '../gateway-client.js';
 import { log, ProgressBar } from '../log.js';
-import { principalWithCertificate, withControlStore } from '../principals.js';
-import { UNLIMITED_QUOTA } from '../stack.js';
+import { principalWithCertificate } from '../principals.js';
+import { UNLIMITED_QUOTA, withControlStore } from '../stack.js';
 import type { ScenarioSetDefinition } from './types.js';
 
 const IDLE_STOP_MS = 5_000;
@@ -22,7 +22,7 @@ export const coldStartSet: ScenarioSetDefinition = {
   database: 'coldstart',
   stackEnv: () => ({ ROOKERY_IDLE_STOP_MS: String(IDLE_STOP_MS) }),
   async prepare(stack, _client, options) {
-    const operator = await withControlStore(stack, async (store) => {
+    const operator = await withControlStore(stack.dataDir, async (store) => {
       for (let i = 1; i <= options.tenants; i++) {
         await store.createTenant({ id: tenantId(i), name: tenantId(i), quota: UNLIMITED_QUOTA });
       }
