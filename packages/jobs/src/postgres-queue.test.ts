@@ -8,43 +8,25 @@ import { jobQueueContract } from './queue.contract.js';
 import { testLogger } from './test-fixtures/stores.js';
 
 let server: PostgresServer;
-let admin: pg.Client;
-let databases = 0;
 
 beforeAll(async () => {
   server = await startPostgres();
-  admin = new pg.Client({ connectionString: server.connectionString });
-  await admin.connect();
 });
 
 afterAll(async () => {
-  await admin?.end();
   await server?.stop();
 });
 
-/** A database nobody has used: every test starts from an empty schema. */
-async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  databases += 1;
-  const name = `jobs_${process.pid}_${databases}`;
-  await admin.query(`create database ${name}`);
-  return {
-    url: server.connectionStringFor(name),
-    drop: async () => {
-      await admin.query(`drop database ${name} with (force)`);
-    },
-  };
-}
-
 describe('PostgreSQL job queue: the contract', () => {
   jobQueueContract(async () => {
-    const { url, drop } = await freshDatabase();
+    const { url, drop } = await server.freshDatabase('jobs');
     return { store: { kind: 'postgres', connectionString: url }, cleanup: drop };
   });
 });
 
 describe('PostgreSQL job queue: pg-boss underneath', () => {
   it('keeps jobs in pg-boss, one short-policy queue per type, at the schema version our SQL reads', async () => {
-    const { url, drop } = await freshDatabase();
+    const { url, drop } = await server.freshDatabase('jobs');
     try {
       const types = { backup: { payload: z.object({ db: z.string() }), leaseMs: 3_600_000 } };
       const opened = await Promise.all(

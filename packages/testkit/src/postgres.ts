@@ -17,6 +17,11 @@ export interface PostgresServer {
   socketDir: string;
   /** Connection string for another database on the same server. */
   connectionStringFor(database: string): string;
+  /**
+   * A new, empty database nobody has used (named `<prefix>_<pid>_<n>`) and how to drop it: suites
+   * that must start each test from an empty schema take one per test.
+   */
+  freshDatabase(prefix: string): Promise<{ url: string; drop(): Promise<void> }>;
   stop(): Promise<void>;
 }
 
@@ -207,11 +212,29 @@ export async function startPostgres(): Promise<PostgresServer> {
     const connectionStringFor = (database: string) =>
       `postgresql://postgres@127.0.0.1:${port}/${encodeURIComponent(database)}`;
     let stopping: Promise<void> | null = null;
+    let databases = 0;
+    // createdb/dropdb from the same installation, over TCP with trust authentication: no client library needed here.
+    const client = (tool: 'createdb' | 'dropdb', args: string[]) =>
+      run(
+        path.join(bin, tool),
+        ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', ...args],
+        null,
+        env,
+      );
     return {
       connectionString: connectionStringFor('postgres'),
       port,
       socketDir: dir,
       connectionStringFor,
+      async freshDatabase(prefix) {
+        databases += 1;
+        const name = `${prefix}_${process.pid}_${databases}`;
+        await client('createdb', [name]);
+        return {
+          url: connectionStringFor(name),
+          drop: () => client('dropdb', ['--force', name]),
+        };
+      },
       stop() {
         stopping ??= (async () => {
           process.removeListener('exit', killOnExit);

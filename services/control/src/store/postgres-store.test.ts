@@ -6,36 +6,18 @@ import { openPostgresControlStore } from './postgres.js';
 import { controlStoreContract } from './store.contract.js';
 
 let server: PostgresServer;
-let admin: pg.Client;
-let databases = 0;
 
 beforeAll(async () => {
   server = await startPostgres();
-  admin = new pg.Client({ connectionString: server.connectionString });
-  await admin.connect();
 });
 
 afterAll(async () => {
-  await admin?.end();
   await server?.stop();
 });
 
-/** A database nobody has used: every test starts from an empty, unmigrated schema. */
-async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  databases += 1;
-  const name = `control_${process.pid}_${databases}`;
-  await admin.query(`create database ${name}`);
-  return {
-    url: server.connectionStringFor(name),
-    drop: async () => {
-      await admin.query(`drop database ${name} with (force)`);
-    },
-  };
-}
-
 describe('PostgreSQL control store: the contract', () => {
   controlStoreContract(async () => {
-    const { url, drop } = await freshDatabase();
+    const { url, drop } = await server.freshDatabase('control');
     return {
       store: await openPostgresControlStore(url),
       openAnother: () => openPostgresControlStore(url),
@@ -46,7 +28,7 @@ describe('PostgreSQL control store: the contract', () => {
 
 describe('PostgreSQL control store: the server', () => {
   it('migrates a new database from several stores at once, exactly once', async () => {
-    const { url, drop } = await freshDatabase();
+    const { url, drop } = await server.freshDatabase('control');
     try {
       const stores = await Promise.all(Array.from({ length: 5 }, () => openPostgresControlStore(url)));
       await stores[0]!.createTenant({ id: 'acme', name: 'Acme' });
