@@ -354,7 +354,13 @@ export function jobQueueContract(makeStore: () => Promise<ContractStore>): void 
           (count) => count >= 2,
         );
         expect(running.get('busy')).toBe(2);
-        expect(await producer.list({ tenantId: 'busy', state: 'active' })).toHaveLength(2);
+        // The status view settles on the two that run: on PostgreSQL a worker that fetched a third
+        // job for a full tenant shows it active for the moment it takes to give it back (the limit
+        // itself is what `running` and `most` measure).
+        await eventually(
+          () => producer.list({ tenantId: 'busy', state: 'active' }),
+          (active) => active.length === 2,
+        );
       } finally {
         release.open();
       }
