@@ -20,6 +20,7 @@ import { sweepDue } from './lifecycle.js';
 import { TransactionMerger } from './merger.js';
 import type { MirrorLogger, MirrorOptions } from './mirror/options.js';
 import { MirrorShipper } from './mirror/shipper.js';
+import { humaneBytes } from './stats-reader.js';
 import type { RecordedOps } from './storage/change-recorder.js';
 import { prepareStorage, SCHEMA_VERSION, type SynchronousMode } from './storage/schema.js';
 import {
@@ -470,15 +471,4 @@ function applyCommand(tx: WriteTransaction, command: Command): CommandResult {
     case 'PATCH':
       return tx.patch(command.Id, command.Patch, command.ChangeVector);
   }
-}
-
-function humaneBytes(bytes: number): string {
-  const units = ['Bytes', 'KBytes', 'MBytes', 'GBytes', 'TBytes'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${unit === 0 ? value : value.toFixed(2)} ${units[unit]}`;
 }

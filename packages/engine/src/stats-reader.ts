@@ -72,7 +72,8 @@ function sizeOnDisk(directory: string): number {
   return total;
 }
 
-function humaneBytes(bytes: number): string {
+/** Bytes as RavenDB shows them in stats (`116.50 KBytes`); shared with the open database's stats. */
+export function humaneBytes(bytes: number): string {
   const units = ['Bytes', 'KBytes', 'MBytes', 'GBytes', 'TBytes'];
   let value = bytes;
   let unit = 0;
