@@ -76,11 +76,19 @@ function lineChart(
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}">${parts.join('')}</svg>`;
 }
 
+/** CPU use over the run, in cores, at seconds since the first sample (cpu-sampler.ts). */
+export interface CpuPoint {
+  at: number;
+  ours: number;
+  others: number;
+}
+
 export function chartHtml(
   title: string,
   subtitle: string,
   intervals: readonly Interval[],
   intervalMs: number,
+  cpu: readonly CpuPoint[] = [],
 ): string {
   const seconds = intervals.map((i) => i.at);
   const perSecond = 1000 / intervalMs;
@@ -101,6 +109,19 @@ export function chartHtml(
     null,
     intervals.filter((i) => i.failures > 0).map((i) => i.at),
   );
+  const cpuChart =
+    cpu.length === 0
+      ? ''
+      : lineChart(
+          'CPU (cores)',
+          cpu.map((c) => c.at),
+          [
+            { label: 'this run', color: '#8250df', points: cpu.map((c) => c.ours) },
+            { label: 'other processes', color: '#cf222e', points: cpu.map((c) => c.others) },
+          ],
+          null,
+          [],
+        );
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeXml(title)}</title>
 <style>
@@ -113,6 +134,7 @@ svg .fail { stroke: #cf222e; stroke-width: 1; opacity: 0.5; }
 <body><h1>${escapeXml(title)}</h1><p>${escapeXml(subtitle)}</p>
 ${throughput}
 ${latency}
+${cpuChart}
 <p>Intervals of ${intervalMs / 1000} s. Red lines: intervals with failed pages.</p>
 </body></html>
 `;

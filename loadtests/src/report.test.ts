@@ -45,6 +45,12 @@ describe('summarise', () => {
       tests_per_s: 0.1,
       phase: 'full',
       measured_s: 20,
+      cpu_ours: null,
+      cpu_others: null,
+    });
+    expect(summarise(samples(), shape, { ours: 1.234, others: 0.456 })).toMatchObject({
+      cpu_ours: 1.23,
+      cpu_others: 0.46,
     });
   });
 
@@ -54,6 +60,9 @@ describe('summarise', () => {
     expect(table).toMatch(/listing-0\s+50\s+2\.5\s+51\.00/);
     expect(table).toMatch(/browsing\s+2\s+0\.10/);
     expect(table.split('\n').at(-1)).toBe('seed: 77 pages/s');
+    expect(formatTable(samples(), shape, null, { ours: 1.5, others: 0.25 })).toContain(
+      "CPU at full load: this run's processes 1.50 cores, other processes on the machine 0.25 cores",
+    );
   });
 });
 

@@ -33,6 +33,15 @@ export interface Summary {
   /** The phase the rates and times are of: `full` (every user running), or `ramp` when a run has no full phase. */
   phase: Phase;
   measured_s: number;
+  /** Cores used during that phase by this run's processes and by everything else (null: not measured). */
+  cpu_ours: number | null;
+  cpu_others: number | null;
+}
+
+/** Average CPU during the reported phase, in cores. */
+export interface CpuShare {
+  ours: number;
+  others: number;
 }
 
 /** Nearest-rank percentile of unsorted values (sorted here; the input is not changed). */
@@ -83,7 +92,7 @@ export function figuresOf(
   };
 }
 
-export function summarise(samples: SampleSet, shape: RunShape): Summary {
+export function summarise(samples: SampleSet, shape: RunShape, cpu: CpuShare | null = null): Summary {
   const phase: Phase = shape.fullMs > 0 ? 'full' : 'ramp';
   const f = figuresOf(samples, shape, [phase]);
   const all = figuresOf(samples, shape, PHASES);
@@ -97,6 +106,8 @@ export function summarise(samples: SampleSet, shape: RunShape): Summary {
     tests_per_s: round(f.tests / f.seconds, 2),
     phase,
     measured_s: f.seconds,
+    cpu_ours: cpu ? round(cpu.ours, 2) : null,
+    cpu_others: cpu ? round(cpu.others, 2) : null,
   };
 }
 
@@ -109,7 +120,12 @@ function row(label: string, cells: string[]): string {
 }
 
 /** The table printed after a run. */
-export function formatTable(samples: SampleSet, shape: RunShape, seedLine: string | null): string {
+export function formatTable(
+  samples: SampleSet,
+  shape: RunShape,
+  seedLine: string | null,
+  cpu: CpuShare | null = null,
+): string {
   const lines: string[] = [];
   const header = row('', ['tests/s', 'pages/s', 'avg ms', 'p95 ms', 'failures']);
   const phaseRow = (label: string, phases: readonly Phase[]) => {
@@ -164,6 +180,13 @@ export function formatTable(samples: SampleSet, shape: RunShape, seedLine: strin
     for (const [name, count] of [...tests.entries()].sort()) {
       lines.push(row(`  ${name}`, [String(count), fmt(count / seconds, 2)]));
     }
+  }
+  if (cpu) {
+    lines.push(
+      '',
+      `CPU ${phase === 'full' ? 'at full load' : 'during the step-up'}: this run's processes ${fmt(cpu.ours, 2)} cores, ` +
+        `other processes on the machine ${fmt(cpu.others, 2)} cores`,
+    );
   }
   if (seedLine) lines.push('', seedLine);
   return lines.join('\n');

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { chartHtml } from './chart.js';
+import { averageCpu, CpuSampler } from './cpu-sampler.js';
 import { GatewayClient } from './gateway-client.js';
 import { ensureK6, runK6 } from './k6.js';
 import { loadProfile } from './load-profile.js';
@@ -17,6 +18,8 @@ import { readSamples } from './samples.js';
 import type { ScenarioSetDefinition } from './sets/types.js';
 import { buildServices, startStack } from './stack.js';
 
+/** CPU use is sampled this often: often enough to see a stall of a second or two. */
+const CPU_SAMPLE_MS = 1000;
 /** About this many points on the chart, whatever the run's length. */
 const CHART_POINTS = 200;
 const TENANT = 'loadtest';
@@ -104,12 +107,15 @@ export async function runScenarioSet(
         `then +${options.step} per step over ${profile.fullLoadAfterMs / 1000} s, ` +
         `then ${profile.fullLoadMs / 1000} s at full load)`,
     );
+    const cpu = new CpuSampler();
+    cpu.start(CPU_SAMPLE_MS);
     const k6Exit = await runK6(k6, {
       script: path.join(k6ScriptsDir, set.script),
       configFile,
       caFile: stack.caFile,
       samplesFile,
     });
+    cpu.stop();
     if (k6Exit !== 0 && k6Exit !== 99) throw new Error(`k6 exited with ${k6Exit}`);
 
     const shape: RunShape = {
@@ -122,14 +128,25 @@ export async function runScenarioSet(
     const totalMs = options.warmupMs + options.durationMs;
     const intervalMs = Math.max(1000, Math.ceil(totalMs / CHART_POINTS / 1000) * 1000);
     const samples = await readSamples(samplesFile, intervalMs);
-    const summary = summarise(samples, shape);
-    const table = formatTable(samples, shape, prepared.seedLine ?? null);
+    const origin = samples.startedAt ?? 0;
+    // The reported phase: full load, or the step-up when a run has none (as in summarise).
+    const phaseStart = origin + options.warmupMs + (shape.fullMs > 0 ? shape.rampMs : 0);
+    const phaseEnd = origin + options.warmupMs + shape.rampMs + shape.fullMs;
+    const cpuShare = cpu.samples.length > 0 ? averageCpu(cpu.samples, phaseStart, phaseEnd) : null;
+    const summary = summarise(samples, shape, cpuShare);
+    const table = formatTable(samples, shape, prepared.seedLine ?? null, cpuShare);
+    const cpuPoints = cpu.samples
+      .map((c) => ({ at: (c.at - origin) / 1000, ours: c.ours, others: c.others }))
+      .filter((c) => c.at >= 0);
     const title = `Rookery load test: ${options.set}, ${options.users} users`;
     const subtitle =
       `${prepared.description}; ${options.warmupMs / 1000} s warm-up, step-up by ${options.step} over ` +
       `${profile.fullLoadAfterMs / 1000} s, ${profile.fullLoadMs / 1000} s at full load; ` +
       `mean think time ${options.thinkMs} ms; ${new Date().toISOString()}`;
-    fs.writeFileSync(path.join(dir, 'chart.html'), chartHtml(title, subtitle, samples.intervals, intervalMs));
+    fs.writeFileSync(
+      path.join(dir, 'chart.html'),
+      chartHtml(title, subtitle, samples.intervals, intervalMs, cpuPoints),
+    );
     fs.writeFileSync(
       path.join(dir, 'summary.txt'),
       `${title}\n${subtitle}\n\n${table}\n\n${JSON.stringify(summary)}\n`,

@@ -72,6 +72,11 @@ export class SampleSet {
     }
   }
 
+  /** Epoch ms of the first sample (about when k6 started its first scenario), or null before any. */
+  get startedAt(): number | null {
+    return this.origin;
+  }
+
   private intervalAt(timeMs: number): Interval {
     const index = Math.max(0, Math.floor((timeMs - this.origin!) / this.intervalMs));
     while (this.intervals.length <= index) {
