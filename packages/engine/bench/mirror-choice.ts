@@ -20,6 +20,7 @@ import path from 'node:path';
 import { makeTempDir } from '@rookery/testkit';
 import { type CommitHook, Database } from '../src/database.js';
 import { encodeRecord } from '../src/mirror/record.js';
+import { benchDocument } from './bench-document.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -39,14 +40,7 @@ const percentile = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? 0;
 const log = (line: Record<string, unknown>) => process.stderr.write(`${JSON.stringify(line)}\n`);
 
-const filler = 'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor '.repeat(12);
-const document = (i: number) => ({
-  Name: `Package ${i}`,
-  Version: `1.${i % 50}.${i % 7}`,
-  Downloads: i * 7,
-  Description: filler.slice(0, 840 + (i % 60)),
-  '@metadata': { '@collection': 'Packages' },
-});
+const document = benchDocument;
 
 /** Appends buffers to one file: one writev + fdatasync in flight, the rest queued for the next. */
 class Appender {

@@ -28,6 +28,7 @@ import path from 'node:path';
 import { makeTempDir } from '@rookery/testkit';
 import { Database } from '../src/database.js';
 import { restoreDatabase } from '../src/mirror/restore.js';
+import { benchDocument } from './bench-document.js';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -44,14 +45,7 @@ const percentile = (xs: number[], p: number) =>
 const log = (line: Record<string, unknown>) => process.stderr.write(`${JSON.stringify(line)}\n`);
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
-const filler = 'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor '.repeat(12);
-const document = (i: number) => ({
-  Name: `Package ${i}`,
-  Version: `1.${i % 50}.${i % 7}`,
-  Downloads: i * 7,
-  Description: filler.slice(0, 840 + (i % 60)),
-  '@metadata': { '@collection': 'Packages' },
-});
+const document = benchDocument;
 
 /** WRITERS loops of BATCHES sequential single-document batches; documents per second. */
 async function concurrentWriters(db: Database, round: number): Promise<number> {
