@@ -73,13 +73,13 @@ describe('queries', () => {
   it('answers If-None-Match with 304 until something changes', async () => {
     const first = await call(
       'GET',
-      `/databases/shop/queries?query=${encodeURIComponent('from Users where Age > 40')}`,
+      `/databases/shop/queries?waitForNonStaleResults=true&query=${encodeURIComponent('from Users where Age > 40')}`,
     );
     expect(first.status).toBe(200);
     const etag = first.headers.get('etag')!;
     const cached = await call(
       'GET',
-      `/databases/shop/queries?query=${encodeURIComponent('from Users where Age > 40')}`,
+      `/databases/shop/queries?waitForNonStaleResults=true&query=${encodeURIComponent('from Users where Age > 40')}`,
       undefined,
       {
         'if-none-match': etag,

@@ -131,11 +131,14 @@ export class QueryRunner {
     }
     const indexEtag = reader ? reader.lastEtag() : 0;
     const isStale = reader ? this.db.hasChangesAfter(collectionsOf(reader.definition), indexEtag) : false;
+    // An index that has caught up answers the same whatever etag it last recorded (it may still move past
+    // writes to other collections), so only a stale index's position is part of the result etag.
+    const indexState = isStale ? String(indexEtag) : 'current';
     const resultEtag = `"${createHash('sha1')
       .update(options.query)
       .update('\u0000')
       .update(JSON.stringify(options.parameters ?? {}))
-      .update(`\u0000${reader?.definition.Name ?? ''}:${indexEtag}:${this.db.lastEtag}`)
+      .update(`\u0000${reader?.definition.Name ?? ''}:${indexState}:${this.db.lastEtag}`)
       .digest('base64url')}"`;
     return { ast, compiler, reader, collection, resultEtag, isStale, parseMs };
   }
