@@ -64,6 +64,12 @@ export const ErrorCodes = {
   BackupCorrupt: 422,
   BackupKeyMismatch: 422,
   JobQueueUnavailable: 503,
+  // Live data: subscriptions and streams.
+  SubscriptionNotFound: 404,
+  SubscriptionAlreadyExists: 409,
+  SubscriptionInUse: 409,
+  SubscriptionTakenOver: 409,
+  StreamInterrupted: 502,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ErrorCodes;
@@ -135,6 +141,11 @@ const TITLES: Record<ErrorCode, string> = {
   BackupCorrupt: 'Backup corrupt',
   BackupKeyMismatch: 'Backup key mismatch',
   JobQueueUnavailable: 'Job queue unavailable',
+  SubscriptionNotFound: 'Subscription not found',
+  SubscriptionAlreadyExists: 'Subscription already exists',
+  SubscriptionInUse: 'Subscription in use',
+  SubscriptionTakenOver: 'Subscription taken over',
+  StreamInterrupted: 'Stream interrupted',
 };
 
 /**

@@ -6,4 +6,5 @@ export * from './http-problem.js';
 export * from './indexes.js';
 export * from './jobs.js';
 export * from './lifecycle.js';
+export * from './live.js';
 export * from './queries.js';
