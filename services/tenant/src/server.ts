@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import fastifyWebsocket from '@fastify/websocket';
 import { DatabaseCatalog } from '@rookery/engine';
+import { MAX_LIVE_FRAME_BYTES } from '@rookery/protocol';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { mirrorOf, type TenantConfig } from './config.js';
 import { notFoundHandler, sendProblem, toRookeryError } from './http/problem.js';
@@ -138,6 +140,17 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
       activity.lastRequestAt = Date.now();
     });
   });
+  // A WebSocket (changes, subscriptions) is in flight for as long as it is open: a tenant with a consumer
+  // attached is not idle. Node hands upgrades to 'upgrade', not 'request', so they are counted here.
+  app.server.on('upgrade', (_request, socket) => {
+    activity.inFlight++;
+    activity.lastRequestAt = Date.now();
+    socket.once('close', () => {
+      activity.inFlight--;
+      activity.lastRequestAt = Date.now();
+    });
+  });
+  app.register(fastifyWebsocket, { options: { maxPayload: MAX_LIVE_FRAME_BYTES } });
   // Only JSON (and NDJSON for bulk insert) is accepted: text bodies get a clear 415 instead of a confusing 400.
   app.removeContentTypeParser('text/plain');
 
