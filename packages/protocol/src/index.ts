@@ -1,6 +1,7 @@
 export * from './commands.js';
 export * from './database.js';
 export * from './documents.js';
+export * from './env-config.js';
 export * from './errors.js';
 export * from './http-problem.js';
 export * from './indexes.js';

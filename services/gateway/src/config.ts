@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { LogLevelSchema, loadEnvConfig } from '@rookery/protocol';
 import { z } from 'zod';
 
 /** The gateway's configuration, read from `ROOKERY_*` environment variables. */
@@ -21,7 +22,7 @@ export const GatewayConfigSchema = z.object({
   controlDatabaseUrl: z.string().url().optional(),
   hostUrl: z.string().url().default('http://127.0.0.1:8081'),
   internalToken: z.string().min(16, 'the internal token must be at least 16 characters'),
-  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  logLevel: LogLevelSchema.default('info'),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
 
@@ -38,14 +39,5 @@ const ENV_NAMES: Record<keyof GatewayConfig, string> = {
 
 /** Reads the configuration; a bad value stops start-up with a message naming the variable. */
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  const raw: Record<string, unknown> = {};
-  for (const [key, name] of Object.entries(ENV_NAMES)) if (env[name]) raw[key] = env[name];
-  const parsed = GatewayConfigSchema.safeParse(raw);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map(
-      (i) => `${ENV_NAMES[i.path[0] as keyof GatewayConfig] ?? String(i.path[0])}: ${i.message}`,
-    );
-    throw new Error(`Invalid gateway configuration: ${problems.join('; ')}`);
-  }
-  return parsed.data;
+  return loadEnvConfig('gateway', GatewayConfigSchema, ENV_NAMES, env);
 }

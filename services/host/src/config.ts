@@ -1,9 +1,9 @@
 // The host's configuration: one zod-validated object read from ROOKERY_* environment variables, with
 // defaults that run on one machine. The supervisor takes the same object (plus test hooks) as options.
 import path from 'node:path';
+import { LogLevelSchema, loadEnvConfig } from '@rookery/protocol';
 import { z } from 'zod';
 
-const LogLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 const ms = (min: number) => z.coerce.number().int().min(min);
 
 export const HostConfigSchema = z.object({
@@ -79,16 +79,5 @@ export function loadHostConfig(
   env: NodeJS.ProcessEnv = process.env,
   overrides: Partial<HostConfig> = {},
 ): HostConfig {
-  const raw: Record<string, unknown> = {};
-  for (const [key, name] of Object.entries(ENV_NAMES))
-    if (env[name] !== undefined && env[name] !== '') raw[key] = env[name];
-  const parsed = HostConfigSchema.safeParse({ ...raw, ...overrides });
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => {
-      const key = String(i.path[0]) as keyof HostConfig;
-      return `${ENV_NAMES[key] ?? key}: ${i.message}`;
-    });
-    throw new Error(`Invalid host configuration: ${problems.join('; ')}`);
-  }
-  return parsed.data;
+  return loadEnvConfig('host', HostConfigSchema, ENV_NAMES, env, overrides);
 }

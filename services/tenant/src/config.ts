@@ -1,9 +1,13 @@
 import path from 'node:path';
 import { type CatalogMirrorOptions, MirrorModeSchema } from '@rookery/engine';
-import { DatabaseNameSchema } from '@rookery/protocol';
+import { DatabaseNameSchema, LogLevelSchema, loadEnvConfig } from '@rookery/protocol';
 import { z } from 'zod';
 
-const boolFromEnv = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+/** A switch: 'true'/'1'/'false'/'0' from the environment, or a boolean from an override. */
+const boolFromEnv = z.union([
+  z.boolean(),
+  z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1'),
+]);
 
 /** A tenant id as it names the tenant's directory on the mirror: one safe path segment. */
 const TenantIdSchema = z
@@ -48,7 +52,7 @@ export const TenantConfigSchema = z.object({
     .min(1)
     .refine((p) => Buffer.byteLength(p) <= 107, 'a Unix socket path is at most 107 bytes long')
     .optional(),
-  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  logLevel: LogLevelSchema.default('info'),
   /** Largest JSON request body (documents, batches), in bytes. Bigger ones get 413. */
   maxBodyBytes: z.coerce
     .number()
@@ -142,18 +146,7 @@ export function mirrorOf(config: TenantConfig): CatalogMirrorOptions | null {
 /** Reads the configuration from the environment; a bad value stops start-up with a message naming the variable. */
 export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
-  overrides: Partial<TenantConfig> = {},
+  overrides: Partial<z.input<typeof TenantConfigSchema>> = {},
 ): TenantConfig {
-  const raw: Record<string, unknown> = {};
-  for (const [key, name] of Object.entries(ENV_NAMES))
-    if (env[name] !== undefined && env[name] !== '') raw[key] = env[name];
-  const parsed = TenantConfigSchema.safeParse({ ...raw, ...overrides });
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => {
-      const key = String(i.path[0]) as keyof TenantConfig;
-      return `${ENV_NAMES[key] ?? key}: ${i.message}`;
-    });
-    throw new Error(`Invalid configuration: ${problems.join('; ')}`);
-  }
-  return parsed.data;
+  return loadEnvConfig('tenant', TenantConfigSchema, ENV_NAMES, env, overrides);
 }

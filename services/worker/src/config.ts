@@ -1,9 +1,9 @@
 // The worker's configuration: one zod-validated object read from ROOKERY_* environment variables,
 // with defaults that run on one machine beside the host and the gateway.
 import path from 'node:path';
+import { LogLevelSchema, loadEnvConfig } from '@rookery/protocol';
 import { z } from 'zod';
 
-const LogLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 const count = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
 export const WorkerConfigSchema = z
@@ -107,16 +107,5 @@ export function loadWorkerConfig(
   env: NodeJS.ProcessEnv = process.env,
   overrides: Partial<WorkerConfigInput> = {},
 ): WorkerConfig {
-  const raw: Record<string, unknown> = {};
-  for (const [key, name] of Object.entries(ENV_NAMES))
-    if (env[name] !== undefined && env[name] !== '') raw[key] = env[name];
-  const parsed = WorkerConfigSchema.safeParse({ ...raw, ...overrides });
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => {
-      const key = String(i.path[0]) as keyof WorkerConfigInput;
-      return `${ENV_NAMES[key] ?? key}: ${i.message}`;
-    });
-    throw new Error(`Invalid worker configuration: ${problems.join('; ')}`);
-  }
-  return parsed.data;
+  return loadEnvConfig('worker', WorkerConfigSchema, ENV_NAMES, env, overrides);
 }
