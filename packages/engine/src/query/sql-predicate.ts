@@ -151,6 +151,15 @@ export function termRange(predicate: Predicate, fields: FieldLookup): TermRange 
     }
     case 'endsWith': {
       const suffix = exact ? predicate.value : predicate.value.toLowerCase();
+      // substr(value, -0) is the whole value, not '': every text ends with the empty suffix.
+      if (suffix === '') {
+        return {
+          field,
+          sql: 'value >= ? AND value < ?',
+          params: [TEXT_LOWER_BOUND, NULL_TERM],
+          mayRepeat: true,
+        };
+      }
       return {
         field,
         sql: 'value >= ? AND value < ? AND substr(value, -?) = ?',
