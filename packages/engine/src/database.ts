@@ -31,6 +31,12 @@ import {
   type ReadStatements,
   type Statements,
 } from './storage/statements.js';
+import { compileSubscriptionQuery } from './subscriptions/query.js';
+import {
+  type NewSubscription,
+  type SubscriptionRecord,
+  subscriptionRecordOf,
+} from './subscriptions/record.js';
 import {
   archivedCounter,
   type DatabaseState,
@@ -92,6 +98,12 @@ export interface ChangeEntry {
 
 export type CommitListener = (changes: readonly DocumentChange[]) => void;
 
+/** A page of documents after an etag, and how far the read that produced it saw (see documentsAfter). */
+export interface DocumentsAfter {
+  documents: LoadedDocument[];
+  scannedTo: number;
+}
+
 const DOCS_FILE = 'docs.db';
 /** Pages per step of an online backup (a snapshot for the mirror): each step holds the event loop ~1 ms. */
 const BACKUP_PAGES_PER_STEP = 256;
@@ -106,6 +118,7 @@ const HILO_MAX_RANGE = 1 << 20;
 export class Database {
   private readonly merger: TransactionMerger<WriteTransaction>;
   private readonly listeners = new Set<CommitListener>();
+  private readonly closeListeners = new Set<() => void>();
   private readonly commitHook: CommitHook | undefined;
   /** Null when the database is not mirrored. */
   readonly mirror: MirrorShipper | null;
@@ -402,6 +415,68 @@ export class Database {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Runs `listener` once when the database starts closing (it was deleted, or the tenant is stopping), or at
+   * once if it already has: what keeps a consumer (a subscription) from waiting on a database that is gone.
+   */
+  onClose(listener: () => void): () => void {
+    if (this.closed) {
+      listener();
+      return () => {};
+    }
+    this.closeListeners.add(listener);
+    return () => this.closeListeners.delete(listener);
+  }
+
+  // ---- subscriptions (stored in docs.db, written through the merger) -------
+
+  /** Stores a new subscription after checking its query (400 `InvalidQuery`); 409 `SubscriptionAlreadyExists`. */
+  async createSubscription(subscription: NewSubscription): Promise<SubscriptionRecord> {
+    compileSubscriptionQuery(subscription.query);
+    return this.merger.enqueue((tx) => tx.createSubscription(subscription));
+  }
+
+  /** A subscription by name (case-insensitive), or null. */
+  subscription(name: string): SubscriptionRecord | null {
+    const row = this.s.subscriptionByName.get(name.toLowerCase());
+    return row ? subscriptionRecordOf(row) : null;
+  }
+
+  subscriptions(): SubscriptionRecord[] {
+    return this.s.allSubscriptions.all().map(subscriptionRecordOf);
+  }
+
+  /**
+   * Records a subscription's progress durably: `acknowledged` for a batch its consumer acknowledged, or not
+   * for documents scanned past without a match. Takes no etag (it is not a document change). False when
+   * the subscription no longer exists.
+   */
+  recordSubscriptionProgress(name: string, etag: number, acknowledged: boolean): Promise<boolean> {
+    return this.merger.enqueue((tx) => tx.recordSubscriptionProgress(name, etag, acknowledged));
+  }
+
+  deleteSubscription(name: string): Promise<boolean> {
+    return this.merger.enqueue((tx) => tx.deleteSubscription(name));
+  }
+
+  /**
+   * Up to `limit` documents of a collection (every document for null) with an etag above `etag`, in etag
+   * order, archived ones left out (as queries leave them out). `scannedTo` is how far the read saw: the last
+   * document's etag when the page is full, else the last etag of the database, since there is nothing more
+   * for this read up to there (tombstones, archived documents and other collections included).
+   */
+  documentsAfter(collection: string | null, etag: number, limit: number): DocumentsAfter {
+    const rows =
+      collection === null
+        ? this.reads().allDocsAfter.all(etag, limit)
+        : this.reads().collectionDocsAfter.all(this.canonicalCollection(collection), etag, limit);
+    const full = rows.length === limit && limit > 0;
+    return {
+      documents: rows.map((row) => this.loaded(row)),
+      scannedTo: full ? rows[rows.length - 1]!.etag : Math.max(etag, this.state.lastEtag),
+    };
+  }
+
   writeStats() {
     return this.merger.stats();
   }
@@ -410,6 +485,14 @@ export class Database {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const listener of this.closeListeners) {
+      try {
+        listener();
+      } catch {
+        // A consumer's failure to let go must not keep the database open.
+      }
+    }
+    this.closeListeners.clear();
     await this.merger.close();
     await this.mirror?.close();
     this.sqlite.close();

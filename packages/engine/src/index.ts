@@ -6,6 +6,7 @@ export {
   type CommittedTransaction,
   Database,
   type DatabaseOptions,
+  type DocumentsAfter,
   type LoadedDocument,
 } from './database.js';
 export { idKey } from './ids.js';
@@ -48,4 +49,12 @@ export {
 } from './query/query-runner.js';
 export { readDatabaseStatsWithoutOpening } from './stats-reader.js';
 export type { SynchronousMode } from './storage/schema.js';
+export {
+  type BatchOptions,
+  DEFAULT_MAX_BATCH_CHARS,
+  type SubscriptionBatch,
+  SubscriptionCursor,
+} from './subscriptions/cursor.js';
+export { compileSubscriptionQuery, type SubscriptionQuery } from './subscriptions/query.js';
+export type { NewSubscription, SubscriptionRecord } from './subscriptions/record.js';
 export type { DocumentChange } from './write-transaction.js';

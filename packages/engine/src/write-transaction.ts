@@ -12,6 +12,7 @@ import type { MergeableTransaction } from './merger.js';
 import { applyPatch } from './patch.js';
 import type { RecordedOps } from './storage/change-recorder.js';
 import type { DocumentRow, Head, Statements } from './storage/statements.js';
+import type { NewSubscription, SubscriptionRecord } from './subscriptions/record.js';
 
 /** What a committed write changed; published to listeners (changes feed, indexers, mirror) after commit. */
 export interface DocumentChange {
@@ -233,6 +234,41 @@ export class WriteTransaction implements MergeableTransaction {
 
   deleteIndexDefinition(name: string): boolean {
     return this.s.deleteIndexDefinition.run(name.toLowerCase()).changes > 0;
+  }
+
+  /**
+   * Stores a new subscription. `Now` starts it after every change written before it, including those of
+   * earlier units of this same transaction: it is ordered with document writes like any other write.
+   */
+  createSubscription(subscription: NewSubscription): SubscriptionRecord {
+    const key = subscription.name.toLowerCase();
+    if (this.s.subscriptionByName.get(key)) {
+      throw new RookeryError(
+        'SubscriptionAlreadyExists',
+        `A subscription named ${subscription.name} already exists; delete it first or pick another name`,
+        { subscription: subscription.name },
+      );
+    }
+    const lastEtag = subscription.startFrom === 'Now' ? this.etag : 0;
+    this.s.insertSubscription.run(key, subscription.name, subscription.query, lastEtag, this.now);
+    const { name, query } = subscription;
+    return { name, query, lastEtag, createdAt: this.now, lastAcknowledgedAt: null };
+  }
+
+  /**
+   * Moves a subscription's progress to `etag` (never back). Not a document change: no etag is taken, so
+   * indexes, the changes feed and cached query results do not see it. False when there is no such subscription.
+   */
+  recordSubscriptionProgress(name: string, etag: number, acknowledged: boolean): boolean {
+    const key = name.toLowerCase();
+    // Checked first so that progress of a deleted subscription writes (and mirrors) nothing.
+    if (!this.s.subscriptionByName.get(key)) return false;
+    this.s.setSubscriptionProgress.run(etag, acknowledged ? this.now : null, key);
+    return true;
+  }
+
+  deleteSubscription(name: string): boolean {
+    return this.s.deleteSubscription.run(name.toLowerCase()).changes > 0;
   }
 
   /** Reserves `size` numbers of a HiLo or identity sequence; returns the last one reserved. */

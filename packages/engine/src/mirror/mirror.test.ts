@@ -74,6 +74,9 @@ describe('mirror and restore', () => {
     await db.mirror!.flushed();
     const source = dumpDatabase(local);
     expect(source.index_definitions!.length).toBeGreaterThan(0);
+    expect(source.subscriptions!.some((s) => (s as { last_ack_at: unknown }).last_ack_at !== null)).toBe(
+      true,
+    );
     expect(source.tombstones!.length).toBeGreaterThan(0);
     expect(source.docs!.some((d) => String((d as { body: unknown }).body).startsWith('blob:'))).toBe(true);
     const { result, dump } = restored();

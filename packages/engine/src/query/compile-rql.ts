@@ -12,11 +12,24 @@ import type {
   TextValue,
   Value,
 } from '@rookery/rql';
+import { parseRql, RqlSyntaxError } from '@rookery/rql';
 import type { FacetSpec, OrderKey, Predicate, Scalar } from './plan.js';
 
 const MILES_IN_KM = 1.609344;
 /** The index field RQL's `id()` reads (auto indexes add it when a query needs it). */
 export const ID_FIELD = '@id';
+
+/** Parses RQL text; a syntax error becomes a 400 `InvalidQuery` saying where. */
+export function parseQueryText(text: string): RqlQuery {
+  try {
+    return parseRql(text);
+  } catch (error) {
+    if (error instanceof RqlSyntaxError) {
+      throw new RookeryError('InvalidQuery', error.message, { line: error.line, column: error.column });
+    }
+    throw error;
+  }
+}
 
 function unsupported(what: string, position: SourceRange | undefined, hint: string): RookeryError {
   const at = position ? ` (line ${position.start.line}, column ${position.start.column})` : '';

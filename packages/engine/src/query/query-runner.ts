@@ -7,12 +7,12 @@ import {
   RookeryError,
   type SuggestionResult,
 } from '@rookery/protocol';
-import { type FieldPath, parseRql, type RqlQuery, RqlSyntaxError } from '@rookery/rql';
+import type { FieldPath, RqlQuery } from '@rookery/rql';
 import type { Database } from '../database.js';
 import { referencedIds } from '../includes.js';
 import { collectionsOf } from '../indexing/database-indexer.js';
 import { chooseAutoIndex } from './auto-index.js';
-import { RqlCompiler } from './compile-rql.js';
+import { parseQueryText, RqlCompiler } from './compile-rql.js';
 import type { IndexCatalog } from './index-catalog.js';
 import type { IndexReader } from './index-reader.js';
 import { ResultCache } from './result-cache.js';
@@ -75,7 +75,7 @@ export class QueryRunner {
   /** Parses, picks (or creates) the index, waits if asked, and computes the result etag. */
   async prepare(options: QueryOptions): Promise<PreparedQuery> {
     const started = performance.now();
-    const ast = parse(options.query);
+    const ast = parseQueryText(options.query);
     const parseMs = performance.now() - started;
     const compiler = new RqlCompiler(ast, options.parameters ?? {});
     if (ast.groupBy) {
@@ -335,17 +335,6 @@ export class QueryRunner {
       seen.add(key);
       return true;
     });
-  }
-}
-
-function parse(text: string): RqlQuery {
-  try {
-    return parseRql(text);
-  } catch (error) {
-    if (error instanceof RqlSyntaxError) {
-      throw new RookeryError('InvalidQuery', error.message, { line: error.line, column: error.column });
-    }
-    throw error;
   }
 }
 

@@ -67,7 +67,24 @@ CREATE TABLE index_definitions (
 ) STRICT, WITHOUT ROWID;
 `;
 
-const MIGRATIONS: readonly string[] = [SCHEMA_V1, SCHEMA_V2];
+/**
+ * Subscriptions and their progress live in docs.db as well: progress is written through the merger like
+ * any other write, so it is durable, ordered with the documents it acknowledges, and shipped to the mirror.
+ * `last_etag` is the etag up to which the consumer has acknowledged (or the server has scanned past without
+ * a match); `last_ack_at` is null until the first acknowledgment.
+ */
+const SCHEMA_V3 = `
+CREATE TABLE subscriptions (
+  name_lower  TEXT PRIMARY KEY,
+  name        TEXT NOT NULL,
+  query       TEXT NOT NULL,
+  last_etag   INTEGER NOT NULL,
+  created_at  INTEGER NOT NULL,
+  last_ack_at INTEGER
+) STRICT, WITHOUT ROWID;
+`;
+
+const MIGRATIONS: readonly string[] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
 
 /** The schema version this build writes; the mirror's records carry it so a replay never mixes versions. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -12,6 +12,15 @@ export interface DocumentRow {
   body: string | Buffer;
 }
 
+/** A subscription as stored (see SCHEMA_V3). */
+export interface SubscriptionRow {
+  name: string;
+  query: string;
+  last_etag: number;
+  created_at: number;
+  last_ack_at: number | null;
+}
+
 export interface ChangeRow {
   etag: number;
   id: string;
@@ -80,6 +89,24 @@ export const WRITE_OPS = {
        ON CONFLICT (name_lower) DO UPDATE SET definition = excluded.definition`,
   },
   deleteIndexDefinition: { code: 10, params: 1, sql: 'DELETE FROM index_definitions WHERE name_lower = ?' },
+  /** name_lower, name, query, last_etag, created_at */
+  insertSubscription: {
+    code: 11,
+    params: 5,
+    sql: `INSERT INTO subscriptions (name_lower, name, query, last_etag, created_at, last_ack_at)
+       VALUES (?, ?, ?, ?, ?, NULL)`,
+  },
+  /**
+   * etag, acknowledged at (null: progress over documents that matched nothing, not an acknowledgment), name_lower.
+   * Progress never moves back: an acknowledgment that arrives late (from a consumer taken over) cannot undo a newer one.
+   */
+  setSubscriptionProgress: {
+    code: 12,
+    params: 3,
+    sql: `UPDATE subscriptions SET last_etag = max(last_etag, ?), last_ack_at = coalesce(?, last_ack_at)
+       WHERE name_lower = ?`,
+  },
+  deleteSubscription: { code: 13, params: 1, sql: 'DELETE FROM subscriptions WHERE name_lower = ?' },
 } as const satisfies Record<string, { code: number; params: number; sql: string }>;
 
 export type WriteOpName = keyof typeof WRITE_OPS;
@@ -127,6 +154,11 @@ export interface Statements {
   putIndexDefinition: WriteStmt<[string, string]>;
   deleteIndexDefinition: WriteStmt<[string]>;
   indexDefinitions: Stmt<[], { definition: string }>;
+  insertSubscription: WriteStmt<[string, string, string, number, number]>;
+  setSubscriptionProgress: WriteStmt<[number, number | null, string]>;
+  deleteSubscription: WriteStmt<[string]>;
+  subscriptionByName: Stmt<[string], SubscriptionRow>;
+  allSubscriptions: Stmt<[], SubscriptionRow>;
   changesAfter: Stmt<[{ after: number; limit: number }], ChangeRow>;
   /** Ids of documents whose `@expires` is at or before a time, soonest first, at most a limit. */
   dueToExpire: Stmt<[number, number], { id: string }>;
@@ -134,6 +166,8 @@ export interface Statements {
   dueToArchive: Stmt<[number, number], { id: string }>;
   anyDue: Stmt<[{ due: number }], { one: number }>;
 }
+
+const SUBSCRIPTION_COLUMNS = 'name, query, last_etag, created_at, last_ack_at';
 
 export function prepareStatements(db: BetterSqlite3.Database): Statements {
   const prepare = <P extends unknown[] = unknown[], R = unknown>(sql: string): Stmt<P, R> =>
@@ -188,6 +222,15 @@ export function prepareStatements(db: BetterSqlite3.Database): Statements {
     indexDefinitions: prepare<[], { definition: string }>(
       'SELECT definition FROM index_definitions ORDER BY name_lower',
     ),
+    insertSubscription: recorded('insertSubscription'),
+    setSubscriptionProgress: recorded('setSubscriptionProgress'),
+    deleteSubscription: recorded('deleteSubscription'),
+    subscriptionByName: prepare<[string], SubscriptionRow>(
+      `SELECT ${SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE name_lower = ?`,
+    ),
+    allSubscriptions: prepare<[], SubscriptionRow>(
+      `SELECT ${SUBSCRIPTION_COLUMNS} FROM subscriptions ORDER BY name_lower`,
+    ),
     changesAfter: prepare<[{ after: number; limit: number }], ChangeRow>(
       `SELECT etag, id, collection, 0 AS deleted FROM docs WHERE etag > @after
        UNION ALL
@@ -214,6 +257,9 @@ export interface ReadStatements {
   allDocs: Stmt<[number, number], DocumentRow>;
   collectionDocs: Stmt<[string, number, number], DocumentRow>;
   changedInCollection: Stmt<[{ c: string; e: number }], { one: number }>;
+  /** Documents that are not archived with an etag above a value, in etag order (what subscriptions read). */
+  allDocsAfter: Stmt<[number, number], DocumentRow>;
+  collectionDocsAfter: Stmt<[string, number, number], DocumentRow>;
 }
 
 export function prepareReadStatements(db: BetterSqlite3.Database): ReadStatements {
@@ -225,6 +271,12 @@ export function prepareReadStatements(db: BetterSqlite3.Database): ReadStatement
     ),
     collectionDocs: db.prepare<[string, number, number], DocumentRow>(
       `SELECT ${columns} FROM docs WHERE collection = ? AND ${notArchived} ORDER BY etag LIMIT ? OFFSET ?`,
+    ),
+    allDocsAfter: db.prepare<[number, number], DocumentRow>(
+      `SELECT ${columns} FROM docs WHERE etag > ? AND ${notArchived} ORDER BY etag LIMIT ?`,
+    ),
+    collectionDocsAfter: db.prepare<[string, number, number], DocumentRow>(
+      `SELECT ${columns} FROM docs WHERE collection = ? AND etag > ? AND ${notArchived} ORDER BY etag LIMIT ?`,
     ),
     changedInCollection: db.prepare<[{ c: string; e: number }], { one: number }>(
       `SELECT 1 AS one FROM docs WHERE collection = :c AND etag > :e

@@ -11,6 +11,7 @@ const TABLES: Record<string, string> = {
   sequences: 'kind, tag',
   meta: 'key',
   index_definitions: 'name_lower',
+  subscriptions: 'name_lower',
 };
 
 /** Reads a database directory's docs.db on a read-only connection (the owner may keep it open). */

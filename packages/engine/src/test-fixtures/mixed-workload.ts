@@ -16,8 +16,8 @@ export function seededRandom(seed: number): () => number {
 /**
  * One step of a workload that touches everything docs.db stores: new, updated, deleted and
  * re-created documents (small, and big enough to be stored compressed), expiry and archive
- * metadata, patches, HiLo and identity ids, bulk chunks, index definitions, archival and
- * expiration sweeps, and batches that fail half-way (their writes must vanish with their
+ * metadata, patches, HiLo and identity ids, bulk chunks, index definitions, subscriptions and
+ * their progress, archival and expiration sweeps, and batches that fail half-way (their writes must vanish with their
  * savepoint). Operations of a step run concurrently, so the merger puts several in one transaction.
  */
 export async function mixedStep(db: Database, random: () => number, step: number): Promise<void> {
@@ -76,6 +76,15 @@ export async function mixedStep(db: Database, random: () => number, step: number
   // A sweep "later than" every date above, every third step: it archives and expires what earlier
   // steps scheduled. It draws nothing from `random`, so the rest of a seed's workload is unchanged.
   if (step % 3 === 2) work.push(db.sweepDue(Date.parse('2031-01-01T00:00:00Z'), { limit: 20 }));
+  // Subscriptions: created (twice: the second fails alone), their progress recorded, some deleted. Also no `random`.
+  const subscription = `things-${step >> 2}`;
+  if (step % 4 === 0) {
+    const startFrom = step % 8 === 0 ? 'Beginning' : 'Now';
+    work.push(db.createSubscription({ name: subscription, query: 'from Things where N > 5', startFrom }));
+    work.push(db.createSubscription({ name: subscription, query: 'from Things', startFrom }));
+  } else if (step % 4 === 1) work.push(db.recordSubscriptionProgress(subscription, db.lastEtag, true));
+  else if (step % 4 === 2) work.push(db.recordSubscriptionProgress(subscription, db.lastEtag + 1, false));
+  else if (step % 8 === 3) work.push(db.deleteSubscription(subscription));
   await Promise.allSettled(work);
 }
 

@@ -1,0 +1,122 @@
+import { NULL_TERM, TEXT_LOWER_BOUND, type TermValue, termOf, valuesAt } from '../indexing/field-values.js';
+import { ID_FIELD } from '../query/compile-rql.js';
+import type { Predicate, Scalar } from '../query/plan.js';
+
+/**
+ * Evaluates a compiled `where` clause on one document in memory, with the semantics of a query through an
+ * automatic index (sql-predicate.ts), so a subscription and a query with the same `where` agree:
+ * every value at a path is a term (arrays are flattened, a missing value is null), strings compare without
+ * regard to case, booleans as 'true'/'false', a comparison matches when any term matches, `!=` is "not =",
+ * and terms order as SQLite orders them: numbers < text < null, with `<`/`>` never crossing kinds.
+ */
+export function matches(predicate: Predicate, doc: Record<string, unknown>): boolean {
+  switch (predicate.kind) {
+    case 'true':
+      return true;
+    case 'and':
+      return predicate.children.every((child) => matches(child, doc));
+    case 'or':
+      return predicate.children.some((child) => matches(child, doc));
+    case 'not':
+      return !matches(predicate.child, doc);
+    case 'compare': {
+      const value = term(predicate.value);
+      const terms = termsAt(doc, predicate.field);
+      const op = predicate.op;
+      if (op === '=') return terms.some((t) => compareTerms(t, value) === 0);
+      if (op === '!=') return !terms.some((t) => compareTerms(t, value) === 0);
+      return terms.some((t) => inRange(t, op, value));
+    }
+    case 'between': {
+      const low = term(predicate.low);
+      const high = term(predicate.high);
+      return termsAt(doc, predicate.field).some(
+        (t) => compareTerms(t, low) >= 0 && compareTerms(t, high) <= 0,
+      );
+    }
+    case 'in': {
+      const terms = termsAt(doc, predicate.field);
+      const has = (value: TermValue) => terms.some((t) => compareTerms(t, value) === 0);
+      const wanted = predicate.values.map(term);
+      return predicate.all ? wanted.every(has) : wanted.some(has);
+    }
+    case 'startsWith': {
+      const prefix = predicate.value.toLowerCase();
+      return termsAt(doc, predicate.field).some((t) => typeof t === 'string' && t.startsWith(prefix));
+    }
+    case 'endsWith': {
+      const suffix = predicate.value.toLowerCase();
+      return termsAt(doc, predicate.field).some((t) => typeof t === 'string' && t.endsWith(suffix));
+    }
+    case 'exists':
+      return termsAt(doc, predicate.field).some((t) => compareTerms(t, NULL_TERM) < 0);
+    case 'search':
+    case 'within':
+      // compileSubscriptionQuery refuses these: they need an index.
+      throw new Error(`${predicate.kind} cannot be evaluated in memory`);
+  }
+}
+
+/** The terms an automatic index would hold for `field` (its fields are never exact: text is lower-cased). */
+function termsAt(doc: Record<string, unknown>, field: string): TermValue[] {
+  const terms: TermValue[] = [];
+  for (const value of valuesAt(doc, field === ID_FIELD ? 'id()' : field)) {
+    const t = termOf(value, false);
+    // Values an index leaves out (non-finite numbers) match nothing, not even null.
+    if (t !== undefined) terms.push(t);
+  }
+  return terms;
+}
+
+function term(value: Scalar): TermValue {
+  return termOf(value, false) ?? NULL_TERM;
+}
+
+/**
+ * `<`, `<=`, `>`, `>=` as sql-predicate.ts's `comparison` bounds them: a number is compared with numbers
+ * only, text with text only (`Age > 30` does not match names, `Name < 'm'` does not match numbers).
+ */
+function inRange(t: TermValue, op: '<' | '<=' | '>' | '>=', value: TermValue): boolean {
+  const c = compareTerms(t, value);
+  const numeric = typeof value === 'number';
+  switch (op) {
+    case '>':
+    case '>=':
+      return (op === '>' ? c > 0 : c >= 0) && compareTerms(t, numeric ? TEXT_LOWER_BOUND : NULL_TERM) < 0;
+    case '<':
+    case '<=':
+      return (op === '<' ? c < 0 : c <= 0) && (numeric || compareTerms(t, TEXT_LOWER_BOUND) >= 0);
+  }
+}
+
+const rank = (t: TermValue) => (typeof t === 'number' ? 0 : typeof t === 'string' ? 1 : 2);
+
+/** SQLite's order of the values terms are stored as: numbers, then text (by UTF-8 bytes), then blobs. */
+export function compareTerms(a: TermValue, b: TermValue): number {
+  const ra = rank(a);
+  const rb = rank(b);
+  if (ra !== rb) return ra - rb;
+  if (typeof a === 'number') return a === b ? 0 : a < (b as number) ? -1 : 1;
+  if (typeof a === 'string') return compareUtf8(a, b as string);
+  return Buffer.compare(a, b as Buffer);
+}
+
+/**
+ * Compares strings in UTF-8 byte order (SQLite's BINARY collation) without encoding them. UTF-16 code units
+ * order the same way except that surrogates (characters from U+10000) sort before U+E000–U+FFFF in UTF-16
+ * and after them in UTF-8.
+ */
+function compareUtf8(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const xSurrogate = x >= 0xd800 && x <= 0xdfff;
+    const ySurrogate = y >= 0xd800 && y <= 0xdfff;
+    if (xSurrogate !== ySurrogate) return xSurrogate ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
+}
