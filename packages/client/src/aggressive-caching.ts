@@ -30,8 +30,7 @@ export class AggressiveCaching {
 
   /** Whether a fresh entry may be served without a request now: both watches confirmed on a live connection. */
   get ready(): boolean {
-    const watches = this.watches;
-    return watches !== null && watches.documents.isSubscribed && watches.indexes.isSubscribed;
+    return (this.watches?.documents.isSubscribed ?? false) && (this.watches?.indexes.isSubscribed ?? false);
   }
 
   enable(ms: number): AggressiveCacheHandle {
