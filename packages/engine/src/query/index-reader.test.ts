@@ -229,6 +229,18 @@ describe('map indexes', () => {
         const page = r.run(query(p));
         expect(page.entries.map((e) => e.docId).sort()).toEqual(expected);
         expect(page.total).toBe(expected.length);
+        // A small ordered page takes other plans (an ordered walk of the order field, or a top-N sort):
+        // it must hold the oldest matches, and only matches.
+        const top = r.run(
+          query(p, { orderBy: [{ kind: 'field', field: 'Age', descending: true }], take: 3 }),
+        );
+        const ageOf = (id: string | null) => docs.find((d) => d.id === id)?.Age;
+        const wantedAges = expected
+          .map(ageOf)
+          .sort((a, b) => (b ?? 0) - (a ?? 0))
+          .slice(0, 3);
+        expect(top.entries.every((e) => expected.includes(e.docId ?? ''))).toBe(true);
+        expect(top.entries.map((e) => ageOf(e.docId))).toEqual(wantedAges);
       }),
       { numRuns: 300 },
     );

@@ -116,7 +116,7 @@ export class IndexReader implements FieldLookup {
     const { driver, residual } = this.chooseDriver(query.where);
     const match = this.matchSql(driver, residual);
     const total = this.count(query.where, match);
-    const order = this.page(query, driver, residual, match);
+    const order = this.page(query, driver, match);
     const entries = this.loadEntries(order.entries);
     return {
       entries,
@@ -388,7 +388,6 @@ export class IndexReader implements FieldLookup {
   private page(
     query: IndexQuery,
     driver: Driver,
-    residual: Predicate | null,
     match: Sql,
   ): { entries: number[]; describe: QueryPlanNode } {
     const { skip, take } = query;
@@ -419,7 +418,9 @@ export class IndexReader implements FieldLookup {
       const field = this.fieldId(first.field);
       if (field === undefined)
         return { entries: [], describe: { Operation: 'OrderBy', Details: 'unknown field' } };
-      return this.walkSorted(query, field, first.descending, residual ?? query.where);
+      // The walk reads every entry of the order field, not the driver's candidates: it must test the whole
+      // predicate (the residual alone would let entries through that only the driver excluded).
+      return this.walkSorted(query, field, first.descending, query.where);
     }
     // Few candidates: SQLite sorts them by every key (top-N sort with LIMIT).
     const keys: string[] = [];
