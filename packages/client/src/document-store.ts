@@ -190,6 +190,7 @@ export class DocumentStore {
     if (this.closed) return;
     this.closed = true;
     this.changesConnection?.close();
+    await this.state?.subscriptions.closeAll();
     await this.state?.executor.close();
   }
 

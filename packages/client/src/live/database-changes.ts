@@ -4,7 +4,7 @@
 // intervals) is reported as 'connectionStatus' and 'error' events and reopened with backoff, sending the
 // active watches again; changes made while it was down are not replayed (aggressive caching drops its
 // cache for that reason).
-import type { ChangesCommand } from '@rookery/protocol';
+import { type ChangesCommand, LiveCloseCodes } from '@rookery/protocol';
 import type WebSocket from 'ws';
 import { clientError, errorForCode, type RookeryClientError } from '../errors.js';
 import { ChangesObservable } from './changes-observable.js';
@@ -78,6 +78,7 @@ export class DatabaseChanges {
   /** A refusal that retrying will not fix (a revoked certificate, an unknown database): everything fails. */
   private failure: RookeryClientError | null = null;
   private reconnectTimer: NodeJS.Timeout | null = null;
+  private stopWatching: (() => void) | null = null;
 
   constructor(private readonly options: DatabaseChangesOptions) {
     this.backoff = new Backoff(options.reconnectMinDelayMs, options.reconnectMaxDelayMs);
@@ -200,46 +201,46 @@ export class DatabaseChanges {
   private connect(): void {
     if (this.closed || this.connecting || this.socket !== null || this.failure !== null) return;
     this.connecting = true;
-    void openLiveSocket(this.options.socket()).then((outcome) => {
+    void openLiveSocket(this.options.socket(), {
+      open: (socket) => {
+        this.connecting = false;
+        if (this.closed) socket.close(1000);
+        else this.attach(socket);
+      },
+      message: (socket, data) => {
+        if (this.socket === socket) this.receive(data);
+      },
+      close: (socket, code) => this.socketClosed(socket, code),
+    }).then((outcome) => {
       this.connecting = false;
-      if (this.closed) {
-        if (outcome.ok) outcome.socket.close(1000);
-        return;
-      }
-      if (!outcome.ok) {
-        if (isTransientRefusal(outcome.error)) this.disconnected(outcome.error);
-        else this.fail(outcome.error);
-        return;
-      }
-      this.attach(outcome.socket);
+      if (outcome.ok || this.closed) return;
+      if (isTransientRefusal(outcome.error)) this.disconnected(outcome.error);
+      else this.fail(outcome.error);
     });
   }
 
   private attach(socket: WebSocket): void {
     this.socket = socket;
+    this.stopWatching = watchLiveness(socket);
     this.backoff.reset();
-    const stopWatching = watchLiveness(socket);
-    socket.on('message', (data) => this.receive(data));
-    socket.on('close', (code) => {
-      stopWatching();
-      if (this.socket !== socket) return;
-      this.socket = null;
-      if (this.closed) return;
-      this.disconnected(
-        code === 4503
-          ? errorForCode({
-              code: 'DatabaseUnavailable',
-              status: null,
-              detail: 'The database is unavailable (closed 4503)',
-            })
-          : clientError('ConnectionFailed', `The changes connection closed (${code})`),
-      );
-    });
-    socket.on('error', () => {
-      // 'close' follows and handles it.
-    });
     this.listeners.emit('connectionStatus', { connected: true });
     for (const watch of this.watches.values()) this.sendWatch(watch);
+  }
+
+  private socketClosed(socket: WebSocket, code: number): void {
+    if (this.socket !== socket) return;
+    this.stopWatching?.();
+    this.socket = null;
+    if (this.closed) return;
+    this.disconnected(
+      code === LiveCloseCodes.DatabaseUnavailable
+        ? errorForCode({
+            code: 'DatabaseUnavailable',
+            status: null,
+            detail: `The database is unavailable (closed ${code}); reconnecting`,
+          })
+        : clientError('ConnectionFailed', `The changes connection closed (${code}); reconnecting`),
+    );
   }
 
   private disconnected(error: RookeryClientError): void {

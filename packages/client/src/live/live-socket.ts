@@ -16,10 +16,26 @@ export interface LiveSocketOptions {
 export type OpenOutcome = { ok: true; socket: WebSocket } | { ok: false; error: RookeryClientError };
 
 /**
- * Opens a WebSocket and waits for the upgrade. A refused upgrade (401 TwoFactorRequired, 404
+ * Opens a WebSocket; the promise settles once the upgrade succeeded or failed. A refused upgrade (401 TwoFactorRequired, 404
  * DatabaseNotFound, 503 TenantStarting…) comes back as the typed error of its problem body.
  */
-export function openLiveSocket(options: LiveSocketOptions): Promise<OpenOutcome> {
+/**
+ * What a live connection does with its socket's frames and its end. Attached before the upgrade: ws can
+ * emit the first frames in the same tick as 'open' (they arrive in the same TCP read as the upgrade
+ * answer), so listeners added once the returned promise settled would miss them.
+ */
+export interface LiveSocketHandlers {
+  /** Called in the 'open' event itself, before any frame is delivered. */
+  open(socket: WebSocket): void;
+  message(socket: WebSocket, data: WebSocket.RawData): void;
+  /** After a successful open only: a refused upgrade is the promise's error instead. */
+  close(socket: WebSocket, code: number, reason: string): void;
+}
+
+export function openLiveSocket(
+  options: LiveSocketOptions,
+  handlers: LiveSocketHandlers,
+): Promise<OpenOutcome> {
   return new Promise((resolve) => {
     const url = new URL(options.url);
     url.protocol = url.protocol === 'http:' ? 'ws:' : 'wss:';
@@ -35,7 +51,18 @@ export function openLiveSocket(options: LiveSocketOptions): Promise<OpenOutcome>
       settled = true;
       resolve(outcome);
     };
-    socket.once('open', () => settle({ ok: true, socket }));
+    let opened = false;
+    socket.on('message', (data) => {
+      if (opened) handlers.message(socket, data);
+    });
+    socket.on('close', (code, reason) => {
+      if (opened) handlers.close(socket, code, reason.toString());
+    });
+    socket.once('open', () => {
+      opened = true;
+      handlers.open(socket);
+      settle({ ok: true, socket });
+    });
     socket.once('unexpected-response', (_request, response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -48,7 +75,8 @@ export function openLiveSocket(options: LiveSocketOptions): Promise<OpenOutcome>
         settle({ ok: false, error: errorFromResponse(response.statusCode ?? 0, {}, '') }),
       );
     });
-    socket.once('error', (error) => {
+    socket.on('error', (error) => {
+      // After the open, 'close' follows an error and reports the end.
       settle({
         ok: false,
         error: clientError('ConnectionFailed', `WebSocket ${url.pathname} failed: ${error.message}`, error),

@@ -23,6 +23,8 @@ export interface SubscriptionsContext {
 }
 
 export class DocumentSubscriptions {
+  private readonly workers = new Set<{ close(): Promise<void> }>();
+
   constructor(private readonly context: SubscriptionsContext) {}
 
   /** Creates a subscription; SubscriptionAlreadyExists if the name is taken. Returns its name. */
@@ -77,11 +79,19 @@ export class DocumentSubscriptions {
     if (options.maxWaitMs !== undefined) query.set('maxWaitMs', String(options.maxWaitMs));
     const suffix = query.size > 0 ? `?${query}` : '';
     const path = `${this.context.databasePath}/subscriptions/${encodeURIComponent(name)}/connect${suffix}`;
-    return new SubscriptionWorker<T>(
+    const worker: SubscriptionWorker<T> = new SubscriptionWorker<T>(
       name,
       () => this.context.socketOptions(path),
       options,
       this.context.reconnect,
+      () => this.workers.delete(worker),
     );
+    this.workers.add(worker);
+    return worker;
+  }
+
+  /** @internal The store is closing: so do its workers (their batches in hand stay unacknowledged). */
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.workers].map((worker) => worker.close()));
   }
 }

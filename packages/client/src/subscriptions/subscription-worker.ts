@@ -79,12 +79,14 @@ export class SubscriptionWorker<T = Record<string, unknown>>
   private failure: RookeryClientError | null = null;
   private closed = false;
   private reconnectTimer: NodeJS.Timeout | null = null;
+  private stopWatching: (() => void) | null = null;
 
   constructor(
     readonly name: string,
     private readonly socketOptions: () => LiveSocketOptions,
     private readonly options: SubscriptionWorkerOptions,
     reconnect: { minDelayMs: number; maxDelayMs: number },
+    private readonly onClose: () => void = () => undefined,
   ) {
     this.backoff = new Backoff(reconnect.minDelayMs, reconnect.maxDelayMs);
   }
@@ -120,7 +122,9 @@ export class SubscriptionWorker<T = Record<string, unknown>>
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.onClose();
     if (this.reconnectTimer !== null) clearTimeout(this.reconnectTimer);
+    this.stopWatching?.();
     this.held = null;
     this.ready = null;
     this.resolveWaiter(null);
@@ -157,33 +161,34 @@ export class SubscriptionWorker<T = Record<string, unknown>>
   }
 
   private async connect(): Promise<void> {
-    const outcome = await openLiveSocket(this.socketOptions());
-    if (this.closed) {
-      if (outcome.ok) outcome.socket.close(1000);
-      return;
-    }
-    if (!outcome.ok) {
-      if (isTransientRefusal(outcome.error)) this.dropped(outcome.error);
-      else this.fail(outcome.error);
-      return;
-    }
-    const socket = outcome.socket;
-    this.socket = socket;
-    const stopWatching = watchLiveness(socket);
-    socket.on('message', (data) => this.receive(socket, data));
-    socket.on('error', () => {
-      // 'close' follows and handles it.
+    const outcome = await openLiveSocket(this.socketOptions(), {
+      open: (socket) => {
+        if (this.closed) {
+          socket.close(1000);
+          return;
+        }
+        this.socket = socket;
+        this.stopWatching = watchLiveness(socket);
+      },
+      message: (socket, data) => {
+        if (this.socket === socket) this.receive(socket, data);
+      },
+      close: (socket, code, reason) => this.socketClosed(socket, code, reason),
     });
-    socket.on('close', (code, reason) => {
-      stopWatching();
-      if (this.socket !== socket) return;
-      this.socket = null;
-      if (this.closed) return;
-      const terminal = TERMINAL_CLOSES[code];
-      const detail = reason.toString() || `The subscription connection closed (${code})`;
-      if (terminal !== undefined) this.fail(errorForCode({ code: terminal, status: null, detail }));
-      else this.dropped(clientError('ConnectionFailed', detail));
-    });
+    if (this.closed || outcome.ok) return;
+    if (isTransientRefusal(outcome.error)) this.dropped(outcome.error);
+    else this.fail(outcome.error);
+  }
+
+  private socketClosed(socket: WebSocket, code: number, reason: string): void {
+    if (this.socket !== socket) return;
+    this.stopWatching?.();
+    this.socket = null;
+    if (this.closed) return;
+    const terminal = TERMINAL_CLOSES[code];
+    const detail = reason || `The subscription connection closed (${code})`;
+    if (terminal !== undefined) this.fail(errorForCode({ code: terminal, status: null, detail }));
+    else this.dropped(clientError('ConnectionFailed', detail));
   }
 
   private receive(socket: WebSocket, data: unknown): void {
