@@ -31,6 +31,7 @@ import {
   type ReadStatements,
   type Statements,
 } from './storage/statements.js';
+import { prepareStreamStatements, type StreamStatements } from './storage/stream-statements.js';
 import { compileSubscriptionQuery } from './subscriptions/query.js';
 import {
   type NewSubscription,
@@ -282,6 +283,31 @@ export class Database {
     return rows.map((row) => this.loaded(row));
   }
 
+  /**
+   * A page of the documents whose id starts with `startsWith`, in id order (ids compare case-insensitively),
+   * after the id `after` (exclusive; null: from the first), at most `limit`; `done` when nothing follows.
+   * Keyset pages for streams: a document written while a stream runs keeps its place in id order, so the
+   * stream neither repeats nor skips a document that was there all along. Archived documents are left out,
+   * as collection pages leave them out.
+   */
+  documentsInIdOrder(
+    startsWith: string,
+    after: string | null,
+    limit: number,
+  ): { documents: LoadedDocument[]; done: boolean } {
+    const prefix = idKey(startsWith);
+    const afterKey = after === null ? null : idKey(after);
+    // Start at whichever bound is further, compared as SQLite compares text (UTF-8 bytes, not UTF-16 units).
+    const rows =
+      afterKey !== null && Buffer.compare(Buffer.from(afterKey), Buffer.from(prefix)) >= 0
+        ? this.streams().docsAfterKey.all(afterKey, limit)
+        : this.streams().docsFromKey.all(prefix, limit);
+    // Ids with the prefix are contiguous in id order: the first one without it ends the stream.
+    const end = rows.findIndex((row) => !idKey(row.id).startsWith(prefix));
+    const kept = end === -1 ? rows : rows.slice(0, end);
+    return { documents: kept.map((row) => this.loaded(row)), done: end !== -1 || rows.length < limit };
+  }
+
   /** Documents in a collection (all documents for `null`) that are not archived, from the counters: no counting. */
   collectionCount(collection: string | null): number {
     if (collection === null) {
@@ -307,6 +333,12 @@ export class Database {
 
   private canonicalCollection(collection: string): string {
     return this.state.collections.get(collection.toLowerCase()) ?? collection;
+  }
+
+  private streamStatements?: StreamStatements;
+  private streams(): StreamStatements {
+    this.streamStatements ??= prepareStreamStatements(this.sqlite);
+    return this.streamStatements;
   }
 
   private readStatements?: ReadStatements;

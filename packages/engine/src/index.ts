@@ -47,6 +47,7 @@ export {
   QueryRunner,
   type QueryRunnerOptions,
 } from './query/query-runner.js';
+export type { QueryStream } from './query/query-stream.js';
 export { readDatabaseStatsWithoutOpening } from './stats-reader.js';
 export type { SynchronousMode } from './storage/schema.js';
 export {

@@ -136,6 +136,20 @@ export class IndexReader implements FieldLookup {
     };
   }
 
+  /**
+   * Every entry the query matches, in its order (skip and take applied), as entry numbers only, with the
+   * total: what a streamed query pages through (loadEntries per page). One read, so the order is that of
+   * one state of the index; 8 bytes per match is what the stream holds, never the documents.
+   */
+  matchingEntries(query: IndexQuery): { entries: number[]; total: number } {
+    const { driver, residual } = this.chooseDriver(query.where);
+    const match = this.matchSql(driver, residual);
+    return {
+      entries: this.page(query, driver, match).entries,
+      total: this.count(query.where, match),
+    };
+  }
+
   facets(where: Predicate | null, specs: readonly FacetSpec[]): FacetResult[] {
     const { driver, residual } = this.chooseDriver(where);
     const match = this.matchSql(driver, residual);
@@ -398,20 +412,16 @@ export class IndexReader implements FieldLookup {
       const matchText = searchMatch(search.field, search.terms, search.operator, this);
       if (matchText === null) return { entries: [], describe: { Operation: 'OrderByScore' } };
       const probe = query.where ? compileProbe(query.where, 'fts.rowid', this) : { sql: '1', params: [] };
-      const rows = this.all<{ entry: number }>(
+      const entries = this.entryNumbers(
         `SELECT fts.rowid AS entry FROM fts WHERE fts MATCH ? AND ${probe.sql}
          ORDER BY bm25(fts) LIMIT ? OFFSET ?`,
         [matchText, ...probe.params, take, skip],
       );
-      return { entries: rows.map((r) => r.entry), describe: { Operation: 'OrderByScore', Details: 'bm25' } };
+      return { entries, describe: { Operation: 'OrderByScore', Details: 'bm25' } };
     }
     if (first === undefined || first.kind === 'score') {
-      const rows = this.all<{ entry: number }>(`${match.sql} LIMIT ? OFFSET ?`, [
-        ...match.params,
-        take,
-        skip,
-      ]);
-      return { entries: rows.map((r) => r.entry), describe: { Operation: 'IndexOrder' } };
+      const entries = this.entryNumbers(`${match.sql} LIMIT ? OFFSET ?`, [...match.params, take, skip]);
+      return { entries, describe: { Operation: 'IndexOrder' } };
     }
     const onlyFields = query.orderBy.every((k) => k.kind === 'field');
     if (first.kind === 'field' && onlyFields && this.walkIsCheaper(driver.estimate, skip + take)) {
@@ -432,13 +442,13 @@ export class IndexReader implements FieldLookup {
       keyParams.push(...sortKey.params);
       orderTerms.push(`k${i} ${'descending' in key && key.descending ? 'DESC' : 'ASC'}`);
     });
-    const rows = this.all<{ entry: number }>(
+    const entries = this.entryNumbers(
       `SELECT m.entry AS entry, ${keys.join(', ')} FROM (${match.sql}) m
        ORDER BY ${orderTerms.join(', ')}, m.entry LIMIT ? OFFSET ?`,
       [...keyParams, ...match.params, take, skip],
     );
     return {
-      entries: rows.map((r) => r.entry),
+      entries,
       describe: { Operation: 'Sort', Details: `${query.orderBy.length} key(s), candidates sorted by SQLite` },
     };
   }
@@ -542,7 +552,8 @@ export class IndexReader implements FieldLookup {
     return keyed.map((k) => k.entry);
   }
 
-  private loadEntries(ids: readonly number[]): PageEntry[] {
+  /** The entries' documents (their ids, or the stored results of a map/reduce index); missing ones are left out. */
+  loadEntries(ids: readonly number[]): PageEntry[] {
     const statement = this.statement('SELECT doc_id, stored FROM entries WHERE id = ?');
     const entries: PageEntry[] = [];
     for (const entry of ids) {
@@ -595,6 +606,14 @@ export class IndexReader implements FieldLookup {
 
   private all<T>(sql: string, params: unknown[]): T[] {
     return this.statement(sql).all(...params) as T[];
+  }
+
+  /** The `entry` column of every row, one row object alive at a time (a streamed query reads every match). */
+  private entryNumbers(sql: string, params: unknown[]): number[] {
+    const entries: number[] = [];
+    for (const row of this.statement(sql).iterate(...params) as IterableIterator<{ entry: number }>)
+      entries.push(row.entry);
+    return entries;
   }
 }
 

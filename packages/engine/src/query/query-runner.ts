@@ -15,6 +15,7 @@ import { chooseAutoIndex } from './auto-index.js';
 import { parseQueryText, RqlCompiler } from './compile-rql.js';
 import type { IndexCatalog } from './index-catalog.js';
 import type { IndexReader } from './index-reader.js';
+import { QueryStream } from './query-stream.js';
 import { ResultCache } from './result-cache.js';
 
 /** What queries need from the indexing side (the indexer runs in another process). */
@@ -41,6 +42,9 @@ export interface QueryAnswer {
 const DEFAULT_PAGE_SIZE = 1_024;
 const MAX_PAGE_SIZE = 10_000;
 const DEFAULT_WAIT_MS = 15_000;
+const PAGE_WINDOW = { defaultTake: DEFAULT_PAGE_SIZE, maxTake: MAX_PAGE_SIZE };
+/** A stream has no page size: every match, or the query's own `limit` (SQLite takes this as no limit). */
+const STREAM_WINDOW = { defaultTake: Number.MAX_SAFE_INTEGER, maxTake: Number.MAX_SAFE_INTEGER };
 /** Per database: a few thousand typical pages of results. */
 export const DEFAULT_RESULT_CACHE_BYTES = 16 * 1024 * 1024;
 
@@ -162,6 +166,18 @@ export class QueryRunner {
     return answer;
   }
 
+  /**
+   * A prepared query's results as a stream of pages (`/streams/queries`, see query-stream.ts): the query's
+   * `limit` and `offset` apply, no page size does.
+   */
+  stream(prepared: PreparedQuery): QueryStream {
+    const projection =
+      prepared.ast.select?.kind === 'selectFields'
+        ? (documents: Record<string, unknown>[], seen: Set<string>) => this.project(documents, prepared, seen)
+        : null;
+    return new QueryStream(this.db, prepared, windowOf(prepared, STREAM_WINDOW), projection);
+  }
+
   private execute(prepared: PreparedQuery): QueryAnswer {
     const timings: Record<string, number> = { parse: round(prepared.parseMs) };
     let mark = performance.now();
@@ -171,11 +187,7 @@ export class QueryRunner {
       mark = now;
     };
     const { ast, compiler, reader } = prepared;
-    const skip = ast.offset ? nonNegative(compiler.number(ast.offset, 'offset'), 'offset') : 0;
-    const take = Math.min(
-      ast.limit ? nonNegative(compiler.number(ast.limit, 'limit'), 'limit') : DEFAULT_PAGE_SIZE,
-      MAX_PAGE_SIZE,
-    );
+    const { skip, take } = windowOf(prepared, PAGE_WINDOW);
     const includeNames = new Set(
       (ast.include ?? []).filter((i) => i.kind === 'call').map((i) => i.name.toLowerCase()),
     );
@@ -292,8 +304,15 @@ export class QueryRunner {
     return reader;
   }
 
-  /** `select a, b.c as d, l.Name` with `load x as l`: built from the documents (and loaded ones). */
-  private project(documents: Record<string, unknown>[], prepared: PreparedQuery): unknown[] {
+  /**
+   * `select a, b.c as d, l.Name` with `load x as l`: built from the documents (and loaded ones). `seen`: the
+   * rows already returned, for `select distinct` over several pages of a stream.
+   */
+  private project(
+    documents: Record<string, unknown>[],
+    prepared: PreparedQuery,
+    seen = new Set<string>(),
+  ): unknown[] {
     const { ast, compiler } = prepared;
     if (ast.select?.kind !== 'selectFields') return documents;
     const loads = ast.load ?? [];
@@ -328,7 +347,6 @@ export class QueryRunner {
       return row;
     });
     if (!ast.select.distinct) return rows;
-    const seen = new Set<string>();
     return rows.filter((r) => {
       const key = JSON.stringify(r);
       if (seen.has(key)) return false;
@@ -357,6 +375,17 @@ function valueAt(value: unknown, segments: readonly string[]): unknown {
     } else return null;
   }
   return current ?? null;
+}
+
+/** The query's `offset` and `limit`, the limit defaulted and capped: a page is capped, a stream is not. */
+function windowOf(
+  prepared: PreparedQuery,
+  limits: { defaultTake: number; maxTake: number },
+): { skip: number; take: number } {
+  const { ast, compiler } = prepared;
+  const skip = ast.offset ? nonNegative(compiler.number(ast.offset, 'offset'), 'offset') : 0;
+  const take = ast.limit ? nonNegative(compiler.number(ast.limit, 'limit'), 'limit') : limits.defaultTake;
+  return { skip, take: Math.min(take, limits.maxTake) };
 }
 
 function nonNegative(value: number, what: string): number {
