@@ -2,12 +2,18 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import fastifyWebsocket from '@fastify/websocket';
 import { DatabaseCatalog } from '@rookery/engine';
-import { MAX_LIVE_FRAME_BYTES } from '@rookery/protocol';
+import { LIVE_PING_INTERVAL_MS, MAX_LIVE_FRAME_BYTES } from '@rookery/protocol';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { mirrorOf, type TenantConfig } from './config.js';
 import { notFoundHandler, sendProblem, toRookeryError } from './http/problem.js';
+import { WORK_UNITS_HEADER, workUnits } from './http/work-units.js';
 import type { IndexerProcess } from './indexing/indexer-process.js';
 import { TenantIndexing } from './indexing/tenant-indexing.js';
+import { changesRoutes } from './live/changes.js';
+import { IndexChangeFeed } from './live/index-change-feed.js';
+import type { LiveGauges } from './live/live-gauges.js';
+import { closeLiveSockets } from './live/live-socket.js';
+import { streamRoutes } from './live/streams.js';
 import { batchRoutes } from './routes/batch.js';
 import { bulkInsertRoutes } from './routes/bulk-insert.js';
 import type { RouteContext } from './routes/context.js';
@@ -27,6 +33,8 @@ export interface TenantServer {
   close(): Promise<void>;
   /** Every route served (the gateway's isolation tests walk them all). */
   routes: readonly { method: string; url: string }[];
+  /** Changes connections and NDJSON streams open now. */
+  live: Readonly<LiveGauges>;
 }
 
 export interface TenantActivity {
@@ -37,22 +45,7 @@ export interface TenantActivity {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** The response header carrying the work a request did, which the gateway meters. */
-export const WORK_UNITS_HEADER = 'x-rookery-work-units';
-/** Bytes per work unit, read or written. */
-export const WORK_UNIT_BYTES = 4096;
-
-/**
- * The work a request did, in units the gateway meters (`x-rookery-work-units`):
- * 1 for the request itself, plus 1 per started 4 KiB of request body read and
- * 1 per started 4 KiB of response body written. Documents are counted through
- * their bytes (a document read or written is read or written as JSON text), so
- * a unit means the same on every route. Queries that scan more than they return
- * are not charged for the scan yet.
- */
-export function workUnits(bytesIn: number, bytesOut: number): number {
-  return 1 + Math.ceil(bytesIn / WORK_UNIT_BYTES) + Math.ceil(bytesOut / WORK_UNIT_BYTES);
-}
+export { WORK_UNIT_BYTES, WORK_UNITS_HEADER, workUnits } from './http/work-units.js';
 
 /** Socket bytes read before each request's body: the fallback size of a body sent without Content-Length. */
 const bytesReadAtStart = new WeakMap<IncomingMessage, number>();
@@ -75,6 +68,8 @@ function payloadBytes(payload: unknown): number {
 export interface TenantServerOptions {
   /** An indexer process started ahead of the server (by a spare); the server stops it on close. */
   indexer?: IndexerProcess;
+  /** How often WebSockets are pinged (default LIVE_PING_INTERVAL_MS); tests shorten it. */
+  livePingIntervalMs?: number;
 }
 
 export function buildTenantServer(config: TenantConfig, options: TenantServerOptions = {}): TenantServer {
@@ -117,8 +112,9 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
   // Indexing starts on the first write, query or index request, not at start: a cold start (and a tenant that
   // only reads) does not pay for booting the indexer process; a spare brings one already booted.
   let indexing: TenantIndexing | null = null;
+  const indexChanges = new IndexChangeFeed();
   const indexingOf = () => {
-    indexing ??= new TenantIndexing(catalog, app.log, options.indexer);
+    indexing ??= new TenantIndexing(catalog, app.log, options.indexer, indexChanges);
     return indexing;
   };
   const context: RouteContext = {
@@ -150,7 +146,22 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
       activity.lastRequestAt = Date.now();
     });
   });
-  app.register(fastifyWebsocket, { options: { maxPayload: MAX_LIVE_FRAME_BYTES } });
+  app.register(fastifyWebsocket, {
+    options: { maxPayload: MAX_LIVE_FRAME_BYTES },
+    // Stopping tells every live socket why (4503) instead of the plugin's plain close.
+    preClose(done) {
+      closeLiveSockets(this.websocketServer, done);
+    },
+    // A coded error on an open socket is the peer's (WS_ERR_* for a frame too big or malformed, E* for a
+    // reset): ws already closes with the right code (1009, 1002…), so it is logged quietly and the close
+    // left to finish, not cut short. Anything else is a handler's bug.
+    errorHandler(error, socket, request) {
+      const fromPeer = typeof (error as { code?: unknown }).code === 'string';
+      if (fromPeer) request.log.debug({ err: error }, 'websocket closed by a peer error');
+      else request.log.error({ err: error }, 'websocket handler failed');
+      if (socket.readyState === socket.OPEN) socket.close(1011, 'internal error');
+    },
+  });
   // Only JSON (and NDJSON for bulk insert) is accepted: text bodies get a clear 415 instead of a confusing 400.
   app.removeContentTypeParser('text/plain');
 
@@ -211,12 +222,24 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
   queryRoutes(app, context);
   indexRoutes(app, context);
   lifecycleRoutes(app, context);
+  const live: LiveGauges = { changesConnections: 0, streams: 0, streamBytes: 0 };
+  streamRoutes(app, context, live);
+  // WebSocket routes are declared in a plugin registered after @fastify/websocket: its onRoute hook, which
+  // makes them WebSocket routes, only exists once it has loaded.
+  app.register(async (scope) =>
+    changesRoutes(scope, context, {
+      indexChanges,
+      pingIntervalMs: options.livePingIntervalMs ?? LIVE_PING_INTERVAL_MS,
+      gauges: live,
+    }),
+  );
 
   return {
     app,
     catalog,
     activity: () => ({ ...activity }),
     routes,
+    live,
     async close() {
       await app.close();
       await (indexing ? indexing.close() : options.indexer?.stop());
