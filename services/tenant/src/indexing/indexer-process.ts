@@ -9,7 +9,13 @@ import { type FromIndexer, FromIndexerSchema, type IndexerRequestBody } from './
 const RESTART_DELAY_MS = 500;
 const REQUEST_TIMEOUT_MS = 60_000;
 
-type ProgressListener = (db: string, index: string, lastEtag: number) => void;
+/** `batch`: what the batch did (a batch with errors and no document indexed failed and will be retried). */
+type ProgressListener = (
+  db: string,
+  index: string,
+  lastEtag: number,
+  batch: { documents: number; errors: number },
+) => void;
 
 interface Waiting {
   resolve(result: unknown): void;
@@ -146,7 +152,8 @@ export class IndexerProcess {
     const message: FromIndexer = parsed.data;
     if (message.type === 'progress') {
       if (message.errors > 0) this.log.warn({ db: message.db, index: message.index }, 'indexing errors');
-      for (const listener of this.listeners) listener(message.db, message.index, message.lastEtag);
+      const batch = { documents: message.documents, errors: message.errors };
+      for (const listener of this.listeners) listener(message.db, message.index, message.lastEtag, batch);
       return;
     }
     if (message.type === 'ready') this.markBooted();

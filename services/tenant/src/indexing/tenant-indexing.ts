@@ -8,6 +8,7 @@ import {
 } from '@rookery/engine';
 import { type IndexDefinition, IndexDefinitionSchema } from '@rookery/protocol';
 import type { FastifyBaseLogger } from 'fastify';
+import type { IndexChange, IndexChangeFeed } from '../live/index-change-feed.js';
 import { IndexerProcess } from './indexer-process.js';
 
 const RETIRE_WAIT_MS = 10 * 60_000;
@@ -29,13 +30,22 @@ export class TenantIndexing {
   private readonly indexer: IndexerProcess;
   private readonly databases = new Map<string, Promise<DatabaseQueries>>();
 
-  /** `indexer`: one started ahead (a spare tenant process starts it while it waits); else one is started now. */
+  /**
+   * `indexer`: one started ahead (a spare tenant process starts it while it waits); else one is started now.
+   * `indexChanges`: where index events go for the changes feed (batches completed, indexes added, removed).
+   */
   constructor(
     private readonly catalog: DatabaseCatalog,
     private readonly log: FastifyBaseLogger,
     indexer?: IndexerProcess,
+    private readonly indexChanges?: IndexChangeFeed,
   ) {
     this.indexer = indexer ?? new IndexerProcess(log);
+    this.indexer.onProgress((db, index, lastEtag, batch) => {
+      // A failed batch is retried every second at the same etag: nothing completed, nothing to tell.
+      if (batch.documents === 0 && batch.errors > 0) return;
+      this.indexChanges?.publish(db, { Name: index, Type: 'BatchCompleted', Etag: lastEtag });
+    });
   }
 
   /** The database's query side, starting its indexing on first use. */
@@ -79,11 +89,20 @@ export class TenantIndexing {
    * docs.db, which is what the mirror ships and a restore rebuilds the index from.
    */
   async defineIndex(db: Database, definition: IndexDefinition): Promise<{ created: boolean }> {
-    const outcome = (await this.indexer.request({
-      type: 'put',
-      db: db.name.toLowerCase(),
-      definition,
-    })) as { created: boolean };
+    const held = this.indexChanges?.hold(db.name, definition.Name);
+    let added: IndexChange | undefined;
+    let outcome: { created: boolean };
+    try {
+      outcome = (await this.indexer.request({
+        type: 'put',
+        db: db.name.toLowerCase(),
+        definition,
+      })) as { created: boolean };
+      // A replaced definition is a new index too (it is built again from the first document).
+      added = { Name: definition.Name, Type: 'IndexAdded', Etag: db.lastEtag };
+    } finally {
+      held?.release(added);
+    }
     await db.putIndexDefinition(definition);
     return outcome;
   }
@@ -95,6 +114,7 @@ export class TenantIndexing {
       name,
     })) as boolean;
     await db.deleteIndexDefinition(name);
+    if (deleted) this.indexChanges?.publish(db.name, { Name: name, Type: 'IndexRemoved', Etag: db.lastEtag });
     return deleted;
   }
 

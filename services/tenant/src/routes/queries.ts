@@ -1,5 +1,11 @@
 import type { QueryOptions } from '@rookery/engine';
-import { type QueryParameters, QueryRequestSchema, QueryStringSchema, RookeryError } from '@rookery/protocol';
+import {
+  type QueryParameters,
+  type QueryRequest,
+  QueryRequestSchema,
+  QueryStringSchema,
+  RookeryError,
+} from '@rookery/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ifNoneMatch } from '../http/etag.js';
@@ -9,25 +15,39 @@ const ParametersSchema = QueryRequestSchema.shape.QueryParameters.unwrap();
 
 /** `POST /databases/{db}/queries` (RQL + parameters) and `GET /databases/{db}/queries?query=…`. */
 export function queryRoutes(app: FastifyInstance, context: RouteContext): void {
-  app.post('/databases/:db/queries', async (request, reply) => {
-    const body = parseWith(QueryRequestSchema, request.body, 'query body');
-    return answer(context, request, reply, {
-      query: body.Query,
-      parameters: body.QueryParameters,
-      waitForNonStaleResults: body.WaitForNonStaleResults,
-      waitForNonStaleResultsTimeoutMs: body.WaitForNonStaleResultsTimeoutMs,
-    });
-  });
+  app.post('/databases/:db/queries', async (request, reply) =>
+    answer(
+      context,
+      request,
+      reply,
+      queryOptionsOf(parseWith(QueryRequestSchema, request.body, 'query body')),
+    ),
+  );
 
-  app.get('/databases/:db/queries', async (request, reply) => {
-    const query = parseWith(QueryStringSchema, request.query, 'query string');
-    return answer(context, request, reply, {
-      query: query.query,
-      parameters: query.parameters === undefined ? undefined : parseParameters(query.parameters),
-      waitForNonStaleResults: query.waitForNonStaleResults === 'true',
-      waitForNonStaleResultsTimeoutMs: query.waitForNonStaleResultsTimeoutMs,
-    });
-  });
+  app.get('/databases/:db/queries', async (request, reply) =>
+    answer(context, request, reply, queryOptionsFromQueryString(request.query)),
+  );
+}
+
+/** A query sent as a JSON body (`POST …/queries`, `POST …/streams/queries`), once parsed. */
+export function queryOptionsOf(body: QueryRequest): QueryOptions {
+  return {
+    query: body.Query,
+    parameters: body.QueryParameters,
+    waitForNonStaleResults: body.WaitForNonStaleResults,
+    waitForNonStaleResultsTimeoutMs: body.WaitForNonStaleResultsTimeoutMs,
+  };
+}
+
+/** A query sent in the query string (`GET …/queries?query=…`, `GET …/streams/queries?query=…`). */
+export function queryOptionsFromQueryString(queryString: unknown): QueryOptions {
+  const query = parseWith(QueryStringSchema, queryString, 'query string');
+  return {
+    query: query.query,
+    parameters: query.parameters === undefined ? undefined : parseParameters(query.parameters),
+    waitForNonStaleResults: query.waitForNonStaleResults === 'true',
+    waitForNonStaleResultsTimeoutMs: query.waitForNonStaleResultsTimeoutMs,
+  };
 }
 
 async function answer(

@@ -1,0 +1,251 @@
+import { LiveCloseCodes, MAX_LIVE_FRAME_BYTES } from '@rookery/protocol';
+import { makeTempDir } from '@rookery/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../config.js';
+import { buildTenantServer, type TenantServer } from '../server.js';
+import { httpClient } from '../test-fixtures/http-client.js';
+import { refusedUpgrade, TestSocket } from '../test-fixtures/live-client.js';
+
+// The changes feed end to end: a real tenant server, real WebSocket clients.
+let tmp: ReturnType<typeof makeTempDir>;
+let server: TenantServer;
+let base: string;
+const call = httpClient(() => base);
+const changesUrl = (db: string) => `${base.replace('http', 'ws')}/databases/${db}/changes`;
+
+const put = (id: string, collection: string, body: Record<string, unknown> = {}) =>
+  call('PUT', `/databases/shop/docs?id=${encodeURIComponent(id)}`, {
+    ...body,
+    '@metadata': { '@collection': collection },
+  });
+
+/** Waits until `check` holds (the server side lets go of a socket a moment after the client saw it close). */
+async function eventually(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+beforeAll(async () => {
+  tmp = makeTempDir();
+  server = buildTenantServer(loadConfig({}, { dataDir: tmp.dir, port: 0, logLevel: 'silent' }));
+  base = await server.app.listen({ host: '127.0.0.1', port: 0 });
+  expect((await call('PUT', '/admin/databases', { Name: 'Shop' })).status).toBe(201);
+});
+afterAll(async () => {
+  await server.close();
+  tmp.cleanup();
+});
+
+describe('changes: connecting', () => {
+  it('refuses a database that does not exist with the HTTP 404 problem, before the upgrade', async () => {
+    const refused = await refusedUpgrade(changesUrl('nope'));
+    expect(refused.status).toBe(404);
+    expect(refused.body.code).toBe('DatabaseNotFound');
+  });
+
+  it('answers a plain GET (no upgrade) with a 400 that says it is a WebSocket', async () => {
+    const reply = await call('GET', '/databases/shop/changes');
+    expect(reply.status).toBe(400);
+    expect(reply.json.code).toBe('InvalidRequest');
+    expect(reply.json.detail).toMatch(/WebSocket/);
+  });
+});
+
+describe('changes: watches', () => {
+  it('confirms each command and notifies a watched document after its commit, puts and deletes', async () => {
+    const socket = await TestSocket.open(changesUrl('shop'));
+    expect(await socket.command({ Command: 'watch-doc', Param: 'USERS/1', CommandId: 1 })).toEqual({
+      Type: 'Confirm',
+      CommandId: 1,
+    });
+    const written = await put('users/1', 'Users', { Name: 'Ada' });
+    const change = await socket.next();
+    expect(change).toEqual({
+      Type: 'DocumentChange',
+      Value: {
+        Id: 'users/1',
+        Collection: 'Users',
+        ChangeVector: written.json.ChangeVector,
+        Type: 'Put',
+        Etag: expect.any(Number),
+      },
+    });
+    expect((await call('DELETE', '/databases/shop/docs?id=users/1')).status).toBe(204);
+    expect(await socket.next()).toMatchObject({
+      Type: 'DocumentChange',
+      Value: { Id: 'users/1', Type: 'Delete', Collection: 'Users' },
+    });
+    // Unwatched: the next write is not sent (the following watched write proves nothing came before it).
+    await socket.command({ Command: 'unwatch-doc', Param: 'users/1', CommandId: 2 });
+    await socket.command({ Command: 'watch-doc', Param: 'users/2', CommandId: 3 });
+    await put('users/1', 'Users');
+    await put('users/2', 'Users');
+    expect(await socket.next()).toMatchObject({ Value: { Id: 'users/2' } });
+    await socket.close();
+  });
+
+  it('watches a collection, an id prefix and all documents, case-insensitively', async () => {
+    const [byCollection, byPrefix, all] = await Promise.all([
+      TestSocket.open(changesUrl('shop')),
+      TestSocket.open(changesUrl('shop')),
+      TestSocket.open(changesUrl('shop')),
+    ]);
+    await byCollection.command({ Command: 'watch-collection', Param: 'orders', CommandId: 1 });
+    await byPrefix.command({ Command: 'watch-prefix', Param: 'Orders/2', CommandId: 1 });
+    await all.command({ Command: 'watch-all-docs', CommandId: 1 });
+    await put('orders/1', 'Orders');
+    await put('orders/20', 'Orders');
+    await put('companies/1', 'Companies');
+    const ids = async (socket: TestSocket, n: number) => {
+      const seen: string[] = [];
+      for (let i = 0; i < n; i++) seen.push(((await socket.next()).Value as { Id: string }).Id);
+      return seen;
+    };
+    expect(await ids(byCollection, 2)).toEqual(['orders/1', 'orders/20']);
+    expect(await ids(byPrefix, 1)).toEqual(['orders/20']);
+    expect(await ids(all, 3)).toEqual(['orders/1', 'orders/20', 'companies/1']);
+
+    await all.command({ Command: 'unwatch-all-docs', CommandId: 2 });
+    await byCollection.command({ Command: 'unwatch-collection', Param: 'ORDERS', CommandId: 2 });
+    await byPrefix.command({ Command: 'unwatch-prefix', Param: 'orders/2', CommandId: 2 });
+    for (const socket of [all, byCollection, byPrefix])
+      await socket.command({ Command: 'watch-doc', Param: 'marker/1', CommandId: 3 });
+    await put('orders/21', 'Orders');
+    await put('marker/1', 'Markers');
+    for (const socket of [all, byCollection, byPrefix])
+      expect(await socket.next()).toMatchObject({ Value: { Id: 'marker/1' } });
+    await Promise.all([byCollection.close(), byPrefix.close(), all.close()]);
+  });
+
+  it('sends a change once per connection however many watches match it', async () => {
+    const socket = await TestSocket.open(changesUrl('shop'));
+    await socket.command({ Command: 'watch-doc', Param: 'orders/7', CommandId: 1 });
+    await socket.command({ Command: 'watch-prefix', Param: 'orders/', CommandId: 2 });
+    await socket.command({ Command: 'watch-collection', Param: 'Orders', CommandId: 3 });
+    await socket.command({ Command: 'watch-all-docs', CommandId: 4 });
+    await put('orders/7', 'Orders');
+    await put('orders/8', 'Orders');
+    expect(await socket.next()).toMatchObject({ Value: { Id: 'orders/7' } });
+    expect(await socket.next()).toMatchObject({ Value: { Id: 'orders/8' } });
+    await socket.close();
+  });
+
+  it('notifies index changes: added, batches completed, removed', async () => {
+    const all = await TestSocket.open(changesUrl('shop'));
+    const one = await TestSocket.open(changesUrl('shop'));
+    await all.command({ Command: 'watch-all-indexes', CommandId: 1 });
+    await one.command({ Command: 'watch-index', Param: 'pets/byname', CommandId: 1 });
+    const definition = { Name: 'Pets/ByName', Maps: [{ Collection: 'Pets', Fields: { Name: 'Name' } }] };
+    expect((await call('PUT', '/databases/shop/indexes', definition)).status).toBe(201);
+    for (const socket of [all, one])
+      expect(await socket.next()).toEqual({
+        Type: 'IndexChange',
+        Value: { Name: 'Pets/ByName', Type: 'IndexAdded', Etag: expect.any(Number) },
+      });
+
+    const written = await put('pets/1', 'Pets', { Name: 'Rex' });
+    const etag = Number(/:(\d+)-/.exec(String(written.json.ChangeVector))?.[1]);
+    // Batches until the index reached the write (an earlier batch may report an earlier etag).
+    for (let batch = await one.next(); ; batch = await one.next()) {
+      expect(batch).toMatchObject({
+        Type: 'IndexChange',
+        Value: { Name: 'Pets/ByName', Type: 'BatchCompleted' },
+      });
+      if ((batch.Value as { Etag: number }).Etag >= etag) break;
+    }
+
+    expect((await call('DELETE', '/databases/shop/indexes?name=Pets/ByName')).status).toBe(204);
+    for (let change = await one.next(); ; change = await one.next()) {
+      if ((change.Value as { Type: string }).Type === 'BatchCompleted') continue;
+      expect(change).toMatchObject({ Value: { Name: 'Pets/ByName', Type: 'IndexRemoved' } });
+      break;
+    }
+    await Promise.all([all.close(), one.close()]);
+  });
+});
+
+describe('changes: bad input', () => {
+  it('answers a frame that does not parse with an Error and keeps the connection', async () => {
+    const socket = await TestSocket.open(changesUrl('shop'));
+    expect(await socket.command({ Command: 'watch-everything', CommandId: 5 } as never)).toMatchObject({
+      Type: 'Error',
+      Code: 'InvalidRequest',
+      CommandId: 5,
+    });
+    socket.send('{not json');
+    expect(await socket.next()).toMatchObject({ Type: 'Error', Code: 'InvalidJson' });
+    expect(await socket.command({ Command: 'watch-doc', CommandId: 6 })).toMatchObject({
+      Type: 'Error',
+      Code: 'InvalidRequest',
+      CommandId: 6,
+    });
+    socket.ws.send(Buffer.from('{}'), { binary: true });
+    expect(await socket.next()).toMatchObject({ Type: 'Error', Code: 'InvalidRequest' });
+    expect(await socket.command({ Command: 'watch-all-docs', CommandId: 7 })).toEqual({
+      Type: 'Confirm',
+      CommandId: 7,
+    });
+    await socket.close();
+  });
+
+  it('closes on a frame larger than 64 KiB (1009)', async () => {
+    const socket = await TestSocket.open(changesUrl('shop'));
+    socket.send({ Command: 'watch-doc', Param: 'x'.repeat(MAX_LIVE_FRAME_BYTES), CommandId: 1 });
+    expect((await socket.closed).code).toBe(1009);
+  });
+});
+
+describe('changes: the end of a connection', () => {
+  it('closes with 4503 when the database is deleted, and lets go of it', async () => {
+    const before = server.live.changesConnections;
+    expect((await call('PUT', '/admin/databases', { Name: 'scratch' })).status).toBe(201);
+    const socket = await TestSocket.open(changesUrl('scratch'));
+    await socket.command({ Command: 'watch-all-docs', CommandId: 1 });
+    expect((await call('DELETE', '/admin/databases?name=scratch')).status).toBe(204);
+    expect((await socket.closed).code).toBe(LiveCloseCodes.DatabaseUnavailable);
+    await eventually(() => server.live.changesConnections === before);
+  });
+
+  it('releases its listeners when the client closes', async () => {
+    const before = server.live.changesConnections;
+    const sockets = await Promise.all([1, 2, 3].map(() => TestSocket.open(changesUrl('shop'))));
+    expect(server.live.changesConnections).toBe(before + 3);
+    await Promise.all(sockets.map((s) => s.close()));
+    await eventually(() => server.live.changesConnections === before);
+  });
+});
+
+describe('changes: liveness', () => {
+  // A server of its own, pinging every 50 ms.
+  let quick: TenantServer;
+  let quickTmp: ReturnType<typeof makeTempDir>;
+  let quickUrl: string;
+  beforeAll(async () => {
+    quickTmp = makeTempDir();
+    quick = buildTenantServer(loadConfig({}, { dataDir: quickTmp.dir, port: 0, logLevel: 'silent' }), {
+      livePingIntervalMs: 50,
+    });
+    const quickBase = await quick.app.listen({ host: '127.0.0.1', port: 0 });
+    await httpClient(() => quickBase)('PUT', '/admin/databases', { Name: 'shop' });
+    quickUrl = `${quickBase.replace('http', 'ws')}/databases/shop/changes`;
+  });
+  afterAll(() => quickTmp.cleanup());
+
+  it('keeps a peer that answers pings, and cuts one that missed two', async () => {
+    const alive = await TestSocket.open(quickUrl);
+    const silent = await TestSocket.open(quickUrl, { autoPong: false });
+    // The silent peer is cut without a close frame (1006 on its side); the live one is still served.
+    expect((await silent.closed).code).toBe(1006);
+    expect(await alive.command({ Command: 'watch-all-docs', CommandId: 1 })).toEqual({
+      Type: 'Confirm',
+      CommandId: 1,
+    });
+    await eventually(() => quick.live.changesConnections === 1);
+    await alive.close();
+  });
+
+  it('closes every socket with 4503 when the tenant stops', async () => {
+    const socket = await TestSocket.open(quickUrl);
+    await quick.close();
+    expect((await socket.closed).code).toBe(LiveCloseCodes.DatabaseUnavailable);
+  });
+});

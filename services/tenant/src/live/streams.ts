@@ -1,0 +1,194 @@
+import type { Database, QueryOptions } from '@rookery/engine';
+import {
+  DocumentStreamQuerySchema,
+  RookeryError,
+  type StreamEndLine,
+  StreamQueryRequestSchema,
+} from '@rookery/protocol';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { toRookeryError } from '../http/problem.js';
+import { databaseOf, parseWith, type RouteContext } from '../routes/context.js';
+import { queryOptionsFromQueryString, queryOptionsOf } from '../routes/queries.js';
+import type { LiveGauges } from './live-gauges.js';
+import { NdjsonWriter, ReaderGone } from './ndjson-writer.js';
+
+/** Documents in the first page, before anything is known about their size. */
+const FIRST_PAGE = 256;
+const MAX_PAGE = 1_000;
+/** A page aims at this many characters of JSON: small documents come 1,000 at a time, 1 MB ones one by one. */
+const PAGE_TARGET_CHARS = 1024 * 1024;
+/** How long an interrupted stream's reader gets to take its `@error` line when the tenant stops. */
+const STOP_GRACE_MS = 1_000;
+
+/**
+ * Reads the next page: at most `max` results as JSON text, or null once there is nothing more. Runs
+ * synchronously between two writes, so no statement is left open while the stream waits for its reader.
+ */
+type PageReader = (max: number) => string[] | null;
+
+/**
+ * NDJSON streams (docs/live-data.md): `GET /databases/{db}/streams/docs` (id order, or a collection in
+ * etag order) and `POST|GET /databases/{db}/streams/queries`. Streams are not snapshots: a document written
+ * while a stream runs may or may not be in it (see Database.documentsInIdOrder and documentsAfter).
+ */
+export function streamRoutes(app: FastifyInstance, context: RouteContext, gauges: LiveGauges): void {
+  const open = new Set<NdjsonWriter>();
+  const streaming = { context, gauges, open };
+
+  // A stream to a slow reader would keep the server from closing: each is ended with an `@error` line
+  // (the tenant is stopping), and cut if its reader does not take that within a second.
+  app.addHook('preClose', (done) => {
+    const stopping = new RookeryError('DatabaseUnavailable', 'The tenant is stopping; run the stream again');
+    for (const writer of open) {
+      writer.interrupt(stopping);
+      setTimeout(() => writer.destroy(), STOP_GRACE_MS).unref();
+    }
+    done();
+  });
+
+  app.get('/databases/:db/streams/docs', async (request, reply) => {
+    const db = databaseOf(context, request);
+    const query = parseWith(DocumentStreamQuerySchema, request.query, 'query string');
+    if (
+      query.collection !== undefined &&
+      (query.startsWith !== undefined || query.startAfter !== undefined)
+    ) {
+      throw new RookeryError(
+        'InvalidRequest',
+        'Stream a collection (collection=, in etag order) or ids (startsWith=/startAfter=, in id order), not both',
+      );
+    }
+    const read =
+      query.collection === undefined
+        ? idOrderPages(db, query.startsWith ?? '', query.startAfter ?? null)
+        : collectionPages(db, query.collection);
+    await stream(streaming, db, reply, read, query.pageSize, (count) => ({ '@end': { Count: count } }));
+  });
+
+  app.post('/databases/:db/streams/queries', async (request, reply) => {
+    const body = parseWith(StreamQueryRequestSchema, request.body, 'query body');
+    return streamQuery(streaming, request, reply, queryOptionsOf(body));
+  });
+  app.get('/databases/:db/streams/queries', async (request, reply) =>
+    streamQuery(streaming, request, reply, queryOptionsFromQueryString(request.query)),
+  );
+}
+
+interface Streaming {
+  context: RouteContext;
+  gauges: LiveGauges;
+  open: Set<NdjsonWriter>;
+}
+
+async function streamQuery(
+  streaming: Streaming,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: QueryOptions,
+): Promise<void> {
+  const { db: name } = request.params as { db: string };
+  const { db, runner } = await streaming.context.indexing.forDatabase(name);
+  // Parsing, planning and any wait for a non-stale index happen here, before the headers: a bad query is
+  // a plain 400, not a stream that fails on its first line.
+  const results = runner.stream(await runner.prepare(options));
+  await stream(
+    streaming,
+    db,
+    reply,
+    (max) => results.next(max),
+    undefined,
+    (count) => ({
+      '@end': { Count: count, IndexName: results.indexName, TotalResults: results.totalResults },
+    }),
+  );
+}
+
+/**
+ * Writes pages to the reader until the source is done (or `limit` results went out), each page only once
+ * the reader took the previous one, then the `@end` line. The stream ends early with an `@error` line if
+ * reading fails or the database closes; it stops at once, without a word, if the reader leaves.
+ */
+async function stream(
+  streaming: Streaming,
+  db: Database,
+  reply: FastifyReply,
+  read: PageReader,
+  limit: number | undefined,
+  endLine: (count: number) => StreamEndLine,
+): Promise<void> {
+  reply.hijack();
+  const writer = new NdjsonWriter(reply.raw);
+  streaming.open.add(writer);
+  streaming.gauges.streams++;
+  const stopOnClose = db.onClose(() =>
+    writer.interrupt(
+      new RookeryError('DatabaseUnavailable', `Database ${db.name} was deleted or closed during the stream`),
+    ),
+  );
+  let count = 0;
+  let pageSize = FIRST_PAGE;
+  try {
+    for (;;) {
+      const max = Math.min(pageSize, (limit ?? Number.POSITIVE_INFINITY) - count);
+      const lines = max > 0 ? read(max) : null;
+      if (lines === null) break;
+      count += lines.length;
+      pageSize = nextPageSize(lines, pageSize);
+      const before = writer.bytesWritten;
+      await writer.write(lines);
+      streaming.gauges.streamBytes += writer.bytesWritten - before;
+    }
+    writer.end(endLine(count));
+  } catch (error) {
+    if (error instanceof ReaderGone) {
+      reply.log.debug({ count }, 'stream reader left before the end');
+      return;
+    }
+    // Interrupted (the database closed): that is the reason, not whatever the read on a closed file threw.
+    const failure = writer.interruption ?? toRookeryError(error, streaming.context.config.maxBodyBytes);
+    if (failure.status >= 500 && failure.code !== 'DatabaseUnavailable')
+      reply.log.error({ err: error, count }, 'stream failed');
+    writer.fail(failure);
+  } finally {
+    stopOnClose();
+    streaming.open.delete(writer);
+    streaming.gauges.streams--;
+  }
+}
+
+/** Sizes the next page from the last one's documents, so that a page is about PAGE_TARGET_CHARS. */
+function nextPageSize(lines: readonly string[], current: number): number {
+  if (lines.length === 0) return current;
+  let chars = 0;
+  for (const line of lines) chars += line.length;
+  const average = Math.max(1, chars / lines.length);
+  return Math.max(1, Math.min(MAX_PAGE, Math.floor(PAGE_TARGET_CHARS / average)));
+}
+
+/** Documents whose id starts with `prefix`, in id order, after `startAfter`. */
+function idOrderPages(db: Database, prefix: string, startAfter: string | null): PageReader {
+  let after = startAfter;
+  let done = false;
+  return (max) => {
+    if (done) return null;
+    const page = db.documentsInIdOrder(prefix, after, max);
+    done = page.done;
+    const last = page.documents.at(-1);
+    if (last) after = last.id;
+    return page.documents.map((document) => document.json);
+  };
+}
+
+/** A collection's documents in etag order. */
+function collectionPages(db: Database, collection: string): PageReader {
+  let afterEtag = 0;
+  let done = false;
+  return (max) => {
+    if (done) return null;
+    const { documents } = db.documentsAfter(collection, afterEtag, max);
+    done = documents.length < max;
+    const last = documents.at(-1);
+    if (last) afterEtag = last.etag;
+    return documents.map((document) => document.json);
+  };
+}
