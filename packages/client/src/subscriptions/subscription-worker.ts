@@ -80,6 +80,7 @@ export class SubscriptionWorker<T = Record<string, unknown>>
   private closed = false;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private stopWatching: (() => void) | null = null;
+  private everConnected = false;
 
   constructor(
     readonly name: string,
@@ -176,7 +177,8 @@ export class SubscriptionWorker<T = Record<string, unknown>>
       close: (socket, code, reason) => this.socketClosed(socket, code, reason),
     });
     if (this.closed || outcome.ok) return;
-    if (isTransientRefusal(outcome.error)) this.dropped(outcome.error);
+    if (isTransientRefusal(outcome.error) || this.meetsItsOldSelf(outcome.error.code))
+      this.dropped(outcome.error);
     else this.fail(outcome.error);
   }
 
@@ -187,8 +189,18 @@ export class SubscriptionWorker<T = Record<string, unknown>>
     if (this.closed) return;
     const terminal = TERMINAL_CLOSES[code];
     const detail = reason || `The subscription connection closed (${code})`;
-    if (terminal !== undefined) this.fail(errorForCode({ code: terminal, status: null, detail }));
-    else this.dropped(clientError('ConnectionFailed', detail));
+    if (terminal !== undefined && !this.meetsItsOldSelf(terminal)) {
+      this.fail(errorForCode({ code: terminal, status: null, detail }));
+    } else this.dropped(clientError('ConnectionFailed', detail));
+  }
+
+  /**
+   * After a dropped connection the server may not have noticed yet that the old connection is gone (up to
+   * three ping intervals for a peer that vanished): "in use" then means in use by this worker's own past,
+   * so it is retried with backoff instead of ending the loop.
+   */
+  private meetsItsOldSelf(code: string): boolean {
+    return this.everConnected && code === 'SubscriptionInUse';
   }
 
   private receive(socket: WebSocket, data: unknown): void {
@@ -201,6 +213,7 @@ export class SubscriptionWorker<T = Record<string, unknown>>
     const frame = parsed.frame;
     switch (frame.Type) {
       case 'Connected':
+        this.everConnected = true;
         this.backoff.reset();
         this.listeners.emit('connected', { lastAcknowledgedEtag: frame.LastAcknowledgedEtag });
         return;
