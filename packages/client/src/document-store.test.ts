@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DocumentStore } from './document-store.js';
 import {
+  CertificateRevokedError,
   ConcurrencyConflictError,
   DatabaseNotFoundError,
   IndexNotFoundError,
   InvalidQueryError,
   NonUniqueResultError,
+  RateLimitedError,
   TooManyRequestsInSessionError,
   TwoFactorRequiredError,
 } from './errors.js';
@@ -327,6 +329,47 @@ describe('errors and authentication', () => {
     await expect(elsewhere.openSession().query({ collection: 'Users' }).toList()).rejects.toBeInstanceOf(
       DatabaseNotFoundError,
     );
+  });
+
+  it('surfaces 429 as RateLimitedError with Retry-After, and waits it out when the conventions say so', async () => {
+    await env.stack.store.createTenant({
+      id: 'tiny',
+      name: 'Tiny',
+      quota: { requestsPerSecond: 3, storageBytes: 2 ** 30 },
+    });
+    const admin = await env.stack.client({
+      tenantId: 'tiny',
+      kind: 'program',
+      name: 'tiny',
+      role: { kind: 'tenant-admin' },
+    });
+    expect((await admin.call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
+    const tiny = env.store(admin);
+    const error = await (async () => {
+      for (let i = 0; i < 20; i++) await tiny.openSession().load(`users/${i}`);
+    })().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect((error as RateLimitedError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    const patient = env.store(admin, { conventions: { retryOnRateLimit: true } });
+    for (let i = 0; i < 8; i++) expect(await patient.openSession().load(`users/${i}`)).toBeNull();
+    expect(patient.requestCounters.retries).toBeGreaterThan(0);
+  });
+
+  it('raises CertificateRevokedError once the certificate is revoked', async () => {
+    const victim = await env.principal({ kind: 'program', name: 'victim', role: { kind: 'tenant-admin' } });
+    const victimStore = env.store(victim);
+    expect(await victimStore.openSession().load('people/1')).toMatchObject({ Name: 'Grace' });
+    await env.stack.store.revokeCertificate(victim.serial, Date.now());
+    let error: unknown = null;
+    for (let i = 0; i < 50 && error === null; i++) {
+      error = await victimStore
+        .openSession()
+        .load('people/1')
+        .then(() => null)
+        .catch((e: unknown) => e);
+      if (error === null) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(error).toBeInstanceOf(CertificateRevokedError);
   });
 
   it("holds a person's requests to a two-factor session, opened with a TOTP code", async () => {

@@ -180,7 +180,6 @@ describe('streams', () => {
     const session = store.openSession();
     const stream = session.advanced.stream(session.query({ indexName: 'Missing' }));
     await expect(take(stream, 1)).rejects.toMatchObject({ code: 'IndexNotFound' });
-    expect(StreamInterruptedError).toBeDefined();
   });
 });
 
@@ -287,5 +286,29 @@ describe('subscriptions', () => {
     expect(new Set([...acknowledged, ...held, ...secondIds])).toEqual(new Set(everything));
     expect(secondIds.filter((id) => acknowledged.has(id))).toEqual([]);
     expect(secondIds.slice(0, held.length)).toEqual(held);
+  });
+});
+
+describe('a stream cut short', () => {
+  it('throws StreamInterruptedError when the tenant dies mid-stream (no @end line)', async () => {
+    const body = 'y'.repeat(1_000);
+    await store.bulkInsert(
+      Array.from({ length: 20_000 }, (_, i) => ({
+        id: `blobs/${i}`,
+        document: { body, '@metadata': { '@collection': 'Blobs' } },
+      })),
+    );
+    const stream = store.openSession().advanced.stream({ collection: 'Blobs' });
+    let seen = 0;
+    const error = await (async () => {
+      for await (const _ of stream) {
+        seen += 1;
+        // 20 MB cannot all sit in the socket buffers between the tenant and here: it is still sending.
+        if (seen === 100) process.kill(env.stack.supervisor.info(env.tenantId).pid!, 'SIGKILL');
+      }
+    })().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StreamInterruptedError);
+    expect(seen).toBeLessThan(20_000);
+    expect(stream.end).toBeNull();
   });
 });
