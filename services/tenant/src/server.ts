@@ -23,6 +23,8 @@ import { indexRoutes } from './routes/indexes.js';
 import { lifecycleRoutes } from './routes/lifecycle.js';
 import { queryRoutes } from './routes/queries.js';
 import { statsRoutes } from './routes/stats.js';
+import { subscriptionConnectRoute, subscriptionRoutes } from './routes/subscriptions.js';
+import { SubscriptionRegistry } from './subscriptions/registry.js';
 
 export interface TenantServer {
   app: FastifyInstance;
@@ -222,6 +224,8 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
   queryRoutes(app, context);
   indexRoutes(app, context);
   lifecycleRoutes(app, context);
+  const subscriptions = new SubscriptionRegistry();
+  subscriptionRoutes(app, context, subscriptions);
   const live: LiveGauges = { changesConnections: 0, streams: 0, streamBytes: 0 };
   streamRoutes(app, context, live);
   // WebSocket routes are declared in a plugin registered after @fastify/websocket: its onRoute hook, which
@@ -231,6 +235,11 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
       indexChanges,
       pingIntervalMs: options.livePingIntervalMs ?? LIVE_PING_INTERVAL_MS,
       gauges: live,
+    }),
+  );
+  app.register(async (scope) =>
+    subscriptionConnectRoute(scope, context, subscriptions, {
+      pingIntervalMs: options.livePingIntervalMs ?? LIVE_PING_INTERVAL_MS,
     }),
   );
 
