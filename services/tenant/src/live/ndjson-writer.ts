@@ -100,6 +100,17 @@ export class NdjsonWriter {
     this.wake?.();
   }
 
+  /**
+   * Closes the connection once this answer has been sent, rather than keeping it for a next request: the
+   * server is stopping, and an idle kept-alive connection would hold its close until the client drops it.
+   */
+  closeConnectionAfterwards(): void {
+    const socket = this.response.socket;
+    if (!socket) return;
+    if (this.response.writableFinished) socket.end();
+    else this.response.once('finish', () => socket.end());
+  }
+
   /** Cuts the connection (a reader that does not take even the last line of an interrupted stream). */
   destroy(): void {
     this.response.destroy();

@@ -318,3 +318,36 @@ describe('backpressure', () => {
     return results.map((document) => JSON.stringify({ Id: idOf(document), Document: document }));
   }
 });
+
+describe('stopping the tenant', () => {
+  it('ends a stream that is still being read instead of waiting for its reader', async () => {
+    const stopTmp = makeTempDir();
+    const stopping = buildTenantServer(loadConfig({}, { dataDir: stopTmp.dir, port: 0, logLevel: 'silent' }));
+    const stoppingBase = await stopping.app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const stopCall = httpClient(() => stoppingBase);
+      await stopCall('PUT', '/admin/databases', { Name: 'shop' });
+      const padding = 'x'.repeat(4_000);
+      const body = Array.from({ length: 3_000 }, (_, i) =>
+        JSON.stringify({ Id: `items/${i}`, Document: { padding } }),
+      );
+      await stopCall('POST', '/databases/shop/bulk_insert', body.join('\n'), {
+        'content-type': 'application/x-ndjson',
+      });
+      const paused = await new Promise<http.IncomingMessage>((resolve) =>
+        http.get(new URL('/databases/shop/streams/docs', stoppingBase), resolve),
+      );
+      paused.pause();
+      await eventually(() => stopping.live.streams === 1);
+      const closed = stopping.close();
+      const text = await readToEnd(paused).catch(() => '');
+      await closed;
+      // Either the reader took the @error line within the grace, or it was cut: never a complete-looking end.
+      const last = lines(text.slice(0, text.lastIndexOf('\n') + 1)).at(-1) ?? {};
+      expect(last['@end']).toBeUndefined();
+      if ('@error' in last) expect(last['@error']).toMatchObject({ code: 'DatabaseUnavailable' });
+    } finally {
+      stopTmp.cleanup();
+    }
+  });
+});

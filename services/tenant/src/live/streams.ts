@@ -41,6 +41,7 @@ export function streamRoutes(app: FastifyInstance, context: RouteContext, gauges
     const stopping = new RookeryError('DatabaseUnavailable', 'The tenant is stopping; run the stream again');
     for (const writer of open) {
       writer.interrupt(stopping);
+      writer.closeConnectionAfterwards();
       setTimeout(() => writer.destroy(), STOP_GRACE_MS).unref();
     }
     done();
