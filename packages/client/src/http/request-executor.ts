@@ -116,8 +116,10 @@ export class RequestExecutor {
     }
     if (response.statusCode >= 400) throw errorFromResponse(response.statusCode, response.headers, body);
     const etag = response.headers.etag;
-    if (key !== null && response.statusCode === 200 && typeof etag === 'string') {
-      cache.set(key, etag, body, generation);
+    if (key !== null && response.statusCode === 200) {
+      // An answer without an ETag cannot be revalidated: drop what was kept for it rather than serve it.
+      if (typeof etag === 'string') cache.set(key, etag, body, generation);
+      else cache.delete(key);
     }
     return { status: response.statusCode, headers: response.headers, body, source: 'network' };
   }

@@ -174,6 +174,9 @@ export class DocumentSession implements QueryRunner {
       path: `${this.context.databasePath}/bulk_docs`,
       body: batch.body,
     });
+    // Our own write will be notified too, but a read right after this save must not beat the notification
+    // to the aggressive cache: everything cached before the save is revalidated on next use.
+    this.context.executor.cache.markSuspect();
     const results = parseResponse(BatchResponseSchema, value, 'batch answer').Results;
     batch.puts.forEach((info, index) => {
       const result = results[batch.deletes.length + index];
