@@ -46,15 +46,20 @@ export function classifyTenantRoute(method: string, url: string): TenantRoute | 
   return { explicitTenant, database: name, access: accessOf(method, path), upstreamPath };
 }
 
+/** POSTs that only read: a query, and a query streamed as NDJSON (RQL updates are not supported). */
+const READING_POST = /^\/databases\/[^/]+\/(queries|streams\/queries)$/;
+
 /**
- * Reads never change data; a query is a POST but reads (RQL updates are not supported).
- * `/databases/{db}/admin/…` (the lifecycle sweep, whose `now` can expire documents early) is
- * administration whatever the method.
+ * Reads never change data: every GET and HEAD, which includes the live routes (the changes feed and
+ * a subscription's connect are GET upgrades; streams and subscription listings are GETs), and the
+ * POSTs of READING_POST. Creating and deleting a subscription (PUT, DELETE) are writes: they change
+ * what the database stores. `/databases/{db}/admin/…` (the lifecycle sweep, whose `now` can expire
+ * documents early) is administration whatever the method.
  */
 function accessOf(method: string, path: string): Access {
   if (/^\/databases\/[^/]+\/admin(\/|$)/.test(path)) return 'admin';
   if (method === 'GET' || method === 'HEAD') return 'read';
-  if (method === 'POST' && /^\/databases\/[^/]+\/queries$/.test(path)) return 'read';
+  if (method === 'POST' && READING_POST.test(path)) return 'read';
   return 'write';
 }
 
