@@ -107,6 +107,24 @@ describe('proxyToTenant', () => {
     expect(results).toEqual([{ status: 201, bytesIn: 14, bytesOut: 11, workUnits: 7 }]);
   });
 
+  it("meters a streamed answer's work from its trailer, which the client never sees", async () => {
+    const { url, results } = await setup((_req, res) => {
+      res.writeHead(200, {
+        'content-type': 'application/x-ndjson',
+        'x-rookery-work-units': '1',
+        trailer: 'x-rookery-work-units',
+      });
+      res.write('{"n":1}\n');
+      res.addTrailers({ 'x-rookery-work-units': '42' });
+      res.end('{"@end":{"Count":1}}\n');
+    });
+    const response = await request(`${url}/databases/db/streams/docs`);
+    expect(await response.body.text()).toBe('{"n":1}\n{"@end":{"Count":1}}\n');
+    expect(response.headers.trailer).toBeUndefined();
+    expect(response.trailers['x-rookery-work-units']).toBeUndefined();
+    expect(results).toEqual([{ status: 200, bytesIn: 0, bytesOut: 29, workUnits: 42 }]);
+  });
+
   it('relays an answer given before the body was read, and survives a tenant that hangs up mid-body', async () => {
     const { url, results } = await setup((req, res) => {
       if (req.url === '/discard') {

@@ -67,7 +67,7 @@ export class TenantAgents {
 }
 
 /** The raw name/value list minus what is not forwarded; `onInternal` sees the internal headers dropped. */
-function forwarded(raw: string[], onInternal?: (name: string, value: string) => void): string[] {
+export function forwarded(raw: string[], onInternal?: (name: string, value: string) => void): string[] {
   const kept: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
@@ -132,6 +132,12 @@ export function proxyToTenant(
       };
       answer.once('end', () => {
         settle();
+        // A streamed answer's header could only count the request side: its whole work follows as a
+        // trailer (docs/live-data.md), read here and never forwarded.
+        if (answer.rawTrailers.length > 0) {
+          const total = Number(answer.trailers[WORK_UNITS_HEADER]);
+          if (Number.isFinite(total) && total > 0) outcome.workUnits = total;
+        }
         response.end();
         resolve(outcome);
       });
