@@ -24,6 +24,22 @@ describe('UsageMeter', () => {
     const again = meter.take();
     expect(again.reduce((n, r) => n + r.requests, 0)).toBe(5);
   });
+
+  it("adds an open socket's traffic to the minute it is metered in, without counting a request", () => {
+    let now = Date.UTC(2026, 10, 22, 10, 0, 30);
+    const meter = new UsageMeter(() => now);
+    meter.record('a', { bytesIn: 0, bytesOut: 0, workUnits: 1 }); // the upgrade
+    meter.recordTraffic('a', { bytesIn: 10, bytesOut: 200 });
+    meter.recordTraffic('a', { bytesIn: 0, bytesOut: 0 }); // an idle socket adds no row
+    now += 60_000;
+    meter.recordTraffic('a', { bytesIn: 1, bytesOut: 2 });
+    meter.recordTraffic('b', { bytesIn: 0, bytesOut: 0 });
+    const minute = Date.UTC(2026, 10, 22, 10, 0);
+    expect(meter.take()).toEqual([
+      { tenantId: 'a', minute, requests: 1, bytesIn: 10, bytesOut: 200, workUnits: 1 },
+      { tenantId: 'a', minute: minute + 60_000, requests: 0, bytesIn: 1, bytesOut: 2, workUnits: 0 },
+    ]);
+  });
 });
 
 describe('RateLimiter', () => {

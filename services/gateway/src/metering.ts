@@ -17,6 +17,25 @@ export class UsageMeter {
   constructor(private readonly now: () => number = Date.now) {}
 
   record(tenantId: string, usage: RequestUsage): void {
+    const row = this.rowOf(tenantId);
+    row.requests++;
+    row.bytesIn += usage.bytesIn;
+    row.bytesOut += usage.bytesOut;
+    row.workUnits += usage.workUnits;
+  }
+
+  /**
+   * Bytes an open WebSocket carried since it was last metered: counted in the minute they are metered
+   * in, without a request (the upgrade was the request).
+   */
+  recordTraffic(tenantId: string, traffic: { bytesIn: number; bytesOut: number }): void {
+    if (traffic.bytesIn === 0 && traffic.bytesOut === 0) return;
+    const row = this.rowOf(tenantId);
+    row.bytesIn += traffic.bytesIn;
+    row.bytesOut += traffic.bytesOut;
+  }
+
+  private rowOf(tenantId: string): UsageRow {
     const minute = Math.floor(this.now() / MINUTE_MS) * MINUTE_MS;
     const key = `${tenantId}\u0000${minute}`;
     let row = this.pending.get(key);
@@ -24,10 +43,7 @@ export class UsageMeter {
       row = { tenantId, minute, requests: 0, bytesIn: 0, bytesOut: 0, workUnits: 0 };
       this.pending.set(key, row);
     }
-    row.requests++;
-    row.bytesIn += usage.bytesIn;
-    row.bytesOut += usage.bytesOut;
-    row.workUnits += usage.workUnits;
+    return row;
   }
 
   /** Hands over everything recorded so far; on a failed write the caller gives the rows back. */
