@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DocumentStore } from './document-store.js';
+import { DocumentStore } from './document-store.js';
 import {
   CertificateRevokedError,
   ConcurrencyConflictError,
@@ -329,6 +329,31 @@ describe('errors and authentication', () => {
     await expect(elsewhere.openSession().query({ collection: 'Users' }).toList()).rejects.toBeInstanceOf(
       DatabaseNotFoundError,
     );
+  });
+
+  it('presents a PKCS#12 bundle with its passphrase as well as PEM files', async () => {
+    const bundled = await env.principal({ kind: 'program', name: 'bundled', role: { kind: 'tenant-admin' } });
+    const issued = await env.admin.call('POST', `/control/principals/${bundled.principal.id}/certificates`, {
+      pkcs12Password: 'correct horse',
+    });
+    expect(issued.status).toBe(201);
+    const pfxStore = new DocumentStore({
+      url: env.stack.gateway.url,
+      database: env.database,
+      certificate: {
+        pfx: Buffer.from(issued.json.pkcs12Base64 as string, 'base64'),
+        passphrase: 'correct horse',
+      },
+      ca: env.stack.ca.certPem,
+    }).initialize();
+    try {
+      const session = pfxStore.openSession();
+      await session.store({ Kind: 'pkcs12', '@metadata': { '@collection': 'Notes' } }, 'notes/pfx');
+      await session.saveChanges();
+      expect(await env.store().openSession().load('notes/pfx')).toMatchObject({ Kind: 'pkcs12' });
+    } finally {
+      await pfxStore.close();
+    }
   });
 
   it('surfaces 429 as RateLimitedError with Retry-After, and waits it out when the conventions say so', async () => {
