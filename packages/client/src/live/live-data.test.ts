@@ -318,3 +318,69 @@ describe('a stream cut short', () => {
     expect(stream.end).toBeNull();
   });
 });
+
+describe('recovery from a dead tenant', () => {
+  const killTenant = () => process.kill(env.stack.supervisor.info(env.tenantId).pid!, 'SIGKILL');
+
+  it('reports the dropped changes connection, empties the aggressive cache, reconnects and watches again', async () => {
+    const recovering = env.store();
+    const handle = recovering.aggressivelyCacheFor(60_000);
+    try {
+      await handle.ensureSubscribedNow();
+      await put(recovering, 'phoenix/1', { Life: 1, '@metadata': { '@collection': 'Phoenixes' } });
+      const changes = recovering.changes();
+      const phoenix = changes.forDocument('phoenix/1');
+      await phoenix.ensureSubscribedNow();
+      await recovering.openSession().load('phoenix/1');
+      expect(recovering.requestExecutor.cache.size).toBeGreaterThan(0);
+      const statuses: boolean[] = [];
+      const errors: string[] = [];
+      changes.on('connectionStatus', (status) => statuses.push(status.connected));
+      phoenix.on('error', (error) => errors.push(error.code));
+
+      killTenant();
+      while (!statuses.includes(false)) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(recovering.requestExecutor.cache.size).toBe(0); // nothing cached survives an unwatched gap
+      expect(errors.length).toBeGreaterThan(0);
+      // The next request wakes the tenant again; the connection comes back and the watch is sent again.
+      await recovering.openSession().load('phoenix/1');
+      await phoenix.ensureSubscribedNow();
+      const next = take(phoenix, 1);
+      await put(env.store(), 'phoenix/1', { Life: 2, '@metadata': { '@collection': 'Phoenixes' } });
+      expect((await next)[0]).toMatchObject({ Type: 'Put' });
+      expect(statuses.at(-1)).toBe(true);
+    } finally {
+      handle.dispose();
+    }
+  });
+
+  it('a subscription worker rides over a tenant crash: it reconnects and nothing is lost', async () => {
+    await store.bulkInsert(
+      Array.from({ length: 40 }, (_, i) => ({
+        id: `embers/${i + 1}`,
+        document: { N: i + 1, '@metadata': { '@collection': 'Embers' } },
+      })),
+    );
+    await store.subscriptions.create({ name: 'embers', query: 'from Embers' });
+    const worker = store.subscriptions.getSubscriptionWorker<{ N: number }>('embers', { batchSize: 5 });
+    const dropped: string[] = [];
+    worker.on('connectionError', (error) => dropped.push(error.code));
+    const seen = new Set<number>();
+    let batches = 0;
+    for await (const batch of worker) {
+      for (const item of batch.items) seen.add(item.result.N);
+      batches += 1;
+      if (batches === 2) {
+        killTenant();
+        // Wake it again for the reconnection (the host starts a tenant on its next request).
+        await store
+          .openSession()
+          .load('embers/1')
+          .catch(() => null);
+      }
+      if (seen.size === 40) break;
+    }
+    expect(seen.size).toBe(40);
+    expect(dropped.length).toBeGreaterThan(0);
+  });
+});
