@@ -4,6 +4,7 @@
 import type { FacetResult, QueryRequest, SuggestionResult } from '@rookery/protocol';
 import { clientError, errorForCode } from '../errors.js';
 import type { QueryResultBody } from '../http/responses.js';
+import { isJsonObject } from '../json-object.js';
 import type { EntityType } from '../session/tracked-documents.js';
 import type { Facet, SuggestionRequest } from './facets.js';
 import { QueryBuilder, type QuerySource } from './query-builder.js';
@@ -34,17 +35,9 @@ export interface SuggestionQuery {
   toString(): string;
 }
 
-const isDocument = (
-  value: unknown,
-): value is Record<string, unknown> & { '@metadata': { '@id': string } } => {
-  if (typeof value !== 'object' || value === null) return false;
-  const metadata = (value as Record<string, unknown>)['@metadata'];
-  return (
-    typeof metadata === 'object' &&
-    metadata !== null &&
-    typeof (metadata as Record<string, unknown>)['@id'] === 'string'
-  );
-};
+/** A whole document (with its id in `@metadata`), as opposed to a projection or a facet. */
+const isDocument = (value: unknown): value is Record<string, unknown> =>
+  isJsonObject(value) && isJsonObject(value['@metadata']) && typeof value['@metadata']['@id'] === 'string';
 
 export class DocumentQuery<T = Record<string, unknown>> extends QueryBuilder {
   private statisticsSinks: ((stats: QueryStatistics) => void)[] = [];

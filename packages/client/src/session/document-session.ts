@@ -13,6 +13,7 @@ import {
   type QueryResultBody,
   QueryResultSchema,
 } from '../http/responses.js';
+import { isJsonObject } from '../json-object.js';
 import { DocumentQuery, type QueryRunner } from '../query/document-query.js';
 import type { QuerySource } from '../query/query-builder.js';
 import { DocumentStream } from '../streaming/document-stream.js';
@@ -95,7 +96,7 @@ export class DocumentSession implements QueryRunner {
     const record = entity as Record<string, unknown>;
     const metadata: Metadata = {};
     const carried = record['@metadata'];
-    if (typeof carried === 'object' && carried !== null) {
+    if (isJsonObject(carried)) {
       Object.assign(metadata, carried);
       delete record['@metadata'];
     }

@@ -3,6 +3,7 @@
 // is measured against), pending deletes, and documents that arrived as includes but were not asked for
 // yet (a later load of one of them needs no request).
 import { clientError } from '../errors.js';
+import { isJsonObject } from '../json-object.js';
 
 export type Metadata = Record<string, unknown>;
 export type EntityType<T> = abstract new (...args: never[]) => T;
@@ -20,9 +21,6 @@ export interface DocumentInfo {
 
 /** Ids compare case-insensitively (as on the server), with Unicode's default, locale-independent mapping. */
 export const idKey = (id: string): string => id.toLowerCase();
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export class TrackedDocuments {
   private readonly byId = new Map<string, DocumentInfo>();
@@ -72,7 +70,7 @@ export class TrackedDocuments {
    */
   trackLoaded(document: Record<string, unknown>, documentType?: EntityType<unknown>): object {
     const metadata = document['@metadata'];
-    if (!isObject(metadata) || typeof metadata['@id'] !== 'string') {
+    if (!isJsonObject(metadata) || typeof metadata['@id'] !== 'string') {
       throw clientError('UnexpectedResponse', 'The server sent a document without @metadata.@id');
     }
     const id = metadata['@id'];
@@ -119,7 +117,7 @@ export class TrackedDocuments {
     for (const [id, document] of Object.entries(includes)) {
       const key = idKey(id);
       if (this.byId.has(key)) continue;
-      if (isObject(document)) this.included.set(key, document);
+      if (isJsonObject(document)) this.included.set(key, document);
       else this.included.set(key, null);
     }
   }

@@ -4,6 +4,7 @@
 // short or ended with `@error`. Leaving the loop early aborts the request, which releases the server.
 import { errorForCode, type RookeryClientError } from '../errors.js';
 import type { OpenedStream } from '../http/request-executor.js';
+import { isJsonObject } from '../json-object.js';
 import type { Metadata } from '../session/tracked-documents.js';
 import { ndjsonLines } from './ndjson-lines.js';
 
@@ -22,9 +23,6 @@ export interface StreamEnd {
   IndexName?: string | null;
   TotalResults?: number;
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function interrupted(detail: string, cause?: unknown): RookeryClientError {
   return errorForCode({ code: 'StreamInterrupted', status: null, detail, cause });
@@ -58,7 +56,7 @@ export class DocumentStream<T> implements AsyncIterable<StreamResult<T>> {
         if (next.done) break;
         const value = parseLine(next.value, this.what);
         if ('@end' in value) {
-          this.end = (isObject(value['@end']) ? value['@end'] : { Count: 0 }) as unknown as StreamEnd;
+          this.end = (isJsonObject(value['@end']) ? value['@end'] : { Count: 0 }) as unknown as StreamEnd;
           return;
         }
         if ('@error' in value) throw streamError(value['@error'], this.what);
@@ -82,19 +80,19 @@ function parseLine(line: string, what: string): Record<string, unknown> {
   } catch (error) {
     throw interrupted(`The stream of ${what} sent a line that is not JSON: ${line.slice(0, 120)}`, error);
   }
-  if (!isObject(value)) throw interrupted(`The stream of ${what} sent a line that is not an object`);
+  if (!isJsonObject(value)) throw interrupted(`The stream of ${what} sent a line that is not an object`);
   return value;
 }
 
 function streamError(error: unknown, what: string): RookeryClientError {
-  const body = isObject(error) ? error : {};
+  const body = isJsonObject(error) ? error : {};
   const code = typeof body.code === 'string' ? body.code : 'StreamInterrupted';
   const detail = typeof body.detail === 'string' ? body.detail : `The stream of ${what} failed`;
   return errorForCode({ code, status: null, detail, details: body });
 }
 
 function toResult<T>(value: Record<string, unknown>): StreamResult<T> {
-  const metadata = isObject(value['@metadata']) ? value['@metadata'] : null;
+  const metadata = isJsonObject(value['@metadata']) ? value['@metadata'] : null;
   if (metadata === null) return { id: null, changeVector: null, metadata: null, document: value as T };
   const { '@metadata': _metadata, ...document } = value;
   return {

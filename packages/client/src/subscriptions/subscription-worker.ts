@@ -7,6 +7,7 @@
 import { LiveCloseCodes, type SubscriptionStrategy } from '@rookery/protocol';
 import type WebSocket from 'ws';
 import { clientError, errorForCode, type RookeryClientError } from '../errors.js';
+import { isJsonObject } from '../json-object.js';
 import { parseFrame, SubscriptionFrameSchema } from '../live/frames.js';
 import { Listeners } from '../live/listeners.js';
 import {
@@ -254,7 +255,7 @@ export class SubscriptionWorker<T = Record<string, unknown>>
     return {
       id: item.Id,
       changeVector: item.ChangeVector,
-      metadata: typeof metadata === 'object' && metadata !== null ? (metadata as Metadata) : {},
+      metadata: isJsonObject(metadata) ? metadata : {},
       result: result as T,
     };
   }
