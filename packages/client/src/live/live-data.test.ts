@@ -295,6 +295,35 @@ describe('subscriptions', () => {
   });
 });
 
+describe('access', () => {
+  it('lets a read-only principal stream queries and follow changes, and refuses it subscriptions to create', async () => {
+    const reader = await env.principal({
+      kind: 'program',
+      name: 'reader',
+      role: { kind: 'database', access: { [env.database]: 'read-only' } },
+    });
+    const readOnly = env.store(reader);
+    const session = readOnly.openSession();
+    let count = 0;
+    for await (const _ of session.advanced.stream(
+      session.query({ collection: 'Things' }).whereLessThan('N', 10),
+    ))
+      count++;
+    expect(count).toBe(10);
+    const watch = readOnly.changes().forDocument('things/0001');
+    await watch.ensureSubscribedNow();
+    const next = take(watch, 1);
+    await put(store, 'things/0001', { N: 1, '@metadata': { '@collection': 'Things' } });
+    expect((await next)[0]?.Id.toLowerCase()).toBe('things/0001');
+    await expect(readOnly.subscriptions.create({ name: 'nope', query: 'from Things' })).rejects.toMatchObject(
+      {
+        code: 'Forbidden',
+        status: 403,
+      },
+    );
+  });
+});
+
 describe('a stream cut short', () => {
   it('throws StreamInterruptedError when the tenant dies mid-stream (no @end line)', async () => {
     const body = 'y'.repeat(1_000);
