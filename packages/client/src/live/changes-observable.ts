@@ -19,6 +19,8 @@ export class ChangesObservable<T extends DocumentChange | IndexChange> implement
   private readonly listeners = new Listeners<ObservableEvents<T>>();
   private readonly iterators = new Set<PushQueue<T>>();
   private closed = false;
+  /** Why it ended, when it ended on a refusal rather than close(). */
+  private failure: RookeryClientError | null = null;
 
   constructor(
     private readonly changes: DatabaseChanges,
@@ -57,7 +59,8 @@ export class ChangesObservable<T extends DocumentChange | IndexChange> implement
 
   [Symbol.asyncIterator](): AsyncIterableIterator<T> {
     const queue: PushQueue<T> = new PushQueue<T>(ITERATOR_BUFFER_LIMIT, () => this.iterators.delete(queue));
-    if (this.closed) queue.end();
+    if (this.failure !== null) queue.fail(this.failure);
+    else if (this.closed) queue.end();
     else this.iterators.add(queue);
     return queue;
   }
@@ -85,6 +88,7 @@ export class ChangesObservable<T extends DocumentChange | IndexChange> implement
   terminate(error: RookeryClientError | null): void {
     if (this.closed) return;
     this.closed = true;
+    this.failure = error;
     if (error !== null) this.listeners.emit('error', error);
     for (const queue of this.iterators) {
       if (error === null) queue.end();

@@ -9,6 +9,7 @@ import {
   SubscriptionInUseError,
   SubscriptionNotFoundError,
   SubscriptionTakenOverError,
+  TwoFactorRequiredError,
 } from '../errors.js';
 import { type StackWithStores, startStackWithStores } from '../test-fixtures/stack-store.js';
 import type { DocumentChange, IndexChange } from './frames.js';
@@ -321,6 +322,18 @@ describe('access', () => {
         status: 403,
       },
     );
+  });
+});
+
+describe('refusals before the upgrade', () => {
+  it("raises the gateway's typed error for a person without a two-factor session, on changes and subscriptions alike", async () => {
+    const person = await env.principal({ kind: 'person', name: 'bea', role: { kind: 'tenant-admin' } });
+    const personStore = env.store(person);
+    const watch = personStore.changes().forAllDocuments();
+    await expect(watch.ensureSubscribedNow()).rejects.toBeInstanceOf(TwoFactorRequiredError);
+    await expect(take(watch, 1)).rejects.toBeInstanceOf(TwoFactorRequiredError);
+    const worker = personStore.subscriptions.getSubscriptionWorker('anything');
+    await expect(worker.next()).rejects.toBeInstanceOf(TwoFactorRequiredError);
   });
 });
 
