@@ -1,29 +1,42 @@
 import path from 'node:path';
 import { LogLevelSchema, loadEnvConfig } from '@rookery/protocol';
 import { z } from 'zod';
+import { DEFAULT_SERVER_TIMEOUTS } from './server-timeouts.js';
+
+const Milliseconds = z.coerce.number().int().min(0);
 
 /** The gateway's configuration, read from `ROOKERY_*` environment variables. */
-export const GatewayConfigSchema = z.object({
-  /** Root of the embedded deployment; what lives where is @rookery/control's `controlPaths`. */
-  dataDir: z.string().min(1).default(path.resolve('.rookery/data')),
-  host: z.string().min(1).default('127.0.0.1'),
-  port: z.coerce.number().int().min(0).max(65535).default(8443),
-  /** Names the server certificate is issued for (comma-separated). */
-  serverNames: z
-    .string()
-    .default('localhost,127.0.0.1,::1')
-    .transform((v) =>
-      v
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    ),
-  /** PostgreSQL connection string for the scale-out control plane; the embedded SQLite file otherwise. */
-  controlDatabaseUrl: z.string().url().optional(),
-  hostUrl: z.string().url().default('http://127.0.0.1:8081'),
-  internalToken: z.string().min(16, 'the internal token must be at least 16 characters'),
-  logLevel: LogLevelSchema.default('info'),
-});
+export const GatewayConfigSchema = z
+  .object({
+    /** Root of the embedded deployment; what lives where is @rookery/control's `controlPaths`. */
+    dataDir: z.string().min(1).default(path.resolve('.rookery/data')),
+    host: z.string().min(1).default('127.0.0.1'),
+    port: z.coerce.number().int().min(0).max(65535).default(8443),
+    /** Names the server certificate is issued for (comma-separated). */
+    serverNames: z
+      .string()
+      .default('localhost,127.0.0.1,::1')
+      .transform((v) =>
+        v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      ),
+    /** PostgreSQL connection string for the scale-out control plane; the embedded SQLite file otherwise. */
+    controlDatabaseUrl: z.string().url().optional(),
+    hostUrl: z.string().url().default('http://127.0.0.1:8081'),
+    internalToken: z.string().min(16, 'the internal token must be at least 16 characters'),
+    logLevel: LogLevelSchema.default('info'),
+    /** The HTTPS server's timeouts: server-timeouts.ts says what each bounds (none bounds an answer). */
+    headersTimeoutMs: Milliseconds.min(1_000).default(DEFAULT_SERVER_TIMEOUTS.headersTimeoutMs),
+    /** 0: no bound on receiving a request (an upload as slow as it likes). */
+    requestTimeoutMs: Milliseconds.default(DEFAULT_SERVER_TIMEOUTS.requestTimeoutMs),
+    keepAliveTimeoutMs: Milliseconds.min(1_000).default(DEFAULT_SERVER_TIMEOUTS.keepAliveTimeoutMs),
+  })
+  .refine((c) => c.requestTimeoutMs === 0 || c.headersTimeoutMs <= c.requestTimeoutMs, {
+    path: ['headersTimeoutMs'],
+    message: 'the headers timeout cannot be longer than the request timeout (which includes the headers)',
+  });
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
 
 const ENV_NAMES: Record<keyof GatewayConfig, string> = {
@@ -35,6 +48,9 @@ const ENV_NAMES: Record<keyof GatewayConfig, string> = {
   hostUrl: 'ROOKERY_HOST_URL',
   internalToken: 'ROOKERY_INTERNAL_TOKEN',
   logLevel: 'ROOKERY_LOG_LEVEL',
+  headersTimeoutMs: 'ROOKERY_GATEWAY_HEADERS_TIMEOUT_MS',
+  requestTimeoutMs: 'ROOKERY_GATEWAY_REQUEST_TIMEOUT_MS',
+  keepAliveTimeoutMs: 'ROOKERY_GATEWAY_KEEPALIVE_TIMEOUT_MS',
 };
 
 /** Reads the configuration; a bad value stops start-up with a message naming the variable. */

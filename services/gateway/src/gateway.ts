@@ -1,31 +1,37 @@
 // The only public endpoint: HTTPS with client certificates. Each request is
 // authenticated (certificate → principal, plus a TOTP session for people),
-// authorised against the route, held to its tenant's quotas, then streamed to
-// the tenant's container and metered. Plain node:https rather than fastify:
-// the hot path is a proxy whose bodies must stay streams, and every
-// microsecond here is added to every request of every tenant. /control/…
-// goes to the control plane's API, hosted here in-process (see
-// services/control/README.md for why), once the caller is authenticated.
+// authorised against the route, held to its tenant's quotas (admission.ts),
+// then streamed to the tenant's container and metered. WebSocket upgrades take
+// the same admission and become tunnels to the tenant (upgrade.ts). Plain
+// node:https rather than fastify: the hot path is a proxy whose bodies must
+// stay streams, and every microsecond here is added to every request of every
+// tenant. /control/… goes to the control plane's API, hosted here in-process
+// (see services/control/README.md for why), once the caller is authenticated.
 import type http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { buildControlApi, type ControlStore, type Principal, type Tenant } from '@rookery/control';
 import type { JobQueue } from '@rookery/jobs';
-import { type CertificateAuthority, identityOf } from '@rookery/pki';
-import { type ErrorCode, RookeryError, type RookeryJobTypes } from '@rookery/protocol';
+import type { CertificateAuthority } from '@rookery/pki';
+import { RookeryError, type RookeryJobTypes } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { authorize } from './authorize.js';
+import { Admission } from './admission.js';
+import { StorageCache, TtlCache } from './caches.js';
 import { DatabaseRecords } from './database-records.js';
 import type { HostClient } from './host-client.js';
+import { LiveSockets } from './live-sockets.js';
 import { UsageMeter } from './metering.js';
 import { GatewayMetrics } from './metrics.js';
 import { PrincipalDirectory, type Resolved } from './principals.js';
 import { proxyToTenant, TenantAgents, TenantUnreachable } from './proxy.js';
 import { RateLimiter } from './rate-limiter.js';
+import { gatewayError, sendProblem } from './refusal.js';
 import { classifyTenantRoute, isControlPath } from './route-access.js';
+import { applyServerTimeouts, DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from './server-timeouts.js';
 import { SESSION_COOKIE, TwoFactor } from './two-factor.js';
+import { Upgrades } from './upgrade.js';
 
 export interface ServerCertificate {
   certPem: string;
@@ -49,12 +55,18 @@ export interface GatewayOptions {
   storageCheckMs?: number;
   /** How long a tenant record (and its quota) is trusted before reading it again. */
   tenantCacheMs?: number;
+  /** The HTTPS server's timeouts (server-timeouts.ts says what each bounds); DEFAULT_SERVER_TIMEOUTS otherwise. */
+  timeouts?: Partial<ServerTimeouts>;
+  /** How often open WebSockets are metered and checked for revocation (live-sockets.ts); 1 s by default. */
+  liveSweepMs?: number;
   now?: () => number;
 }
 
 export interface Gateway {
   url: string;
   port: number;
+  /** WebSockets open through this gateway now. */
+  openWebSockets(): number;
   /** New handshakes get the new certificate; open connections keep theirs. */
   rotateServerCertificate(certificate: ServerCertificate): void;
   flushUsage(): Promise<void>;
@@ -85,10 +97,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   await directory.start();
   const twoFactor = new TwoFactor(options.store, options.masterKey, now);
   const meter = new UsageMeter(now);
-  const limiter = new RateLimiter(now);
   const agents = new TenantAgents();
   const metrics = new GatewayMetrics();
-  const storage = new StorageCache(options.hosts, options.storageCheckMs ?? 10_000, now);
   const control = await buildControlApi({
     store: options.store,
     ca: options.ca,
@@ -103,8 +113,30 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     options.tenantCacheMs ?? 1_000,
     now,
   );
-  const identities = new WeakMap<TLSSocket, { thumbprint: string } | null>();
+  const admission = new Admission({
+    directory,
+    twoFactor,
+    tenants,
+    limiter: new RateLimiter(now),
+    storage: new StorageCache(options.hosts, options.storageCheckMs ?? 10_000, now),
+    hosts: options.hosts,
+  });
   let requestCounter = 0;
+  const nextRequestId = () => `${process.pid.toString(36)}-${(++requestCounter).toString(36)}`;
+  // Stopped or crashed since we learnt its socket: the next request wakes it again.
+  const tenantGone = (tenantId: string, socketPath: string) => {
+    options.hosts.forget(tenantId);
+    agents.forget(socketPath);
+  };
+  const live = new LiveSockets({
+    resolve: (thumbprint) => directory.resolve(thumbprint),
+    meter,
+    now,
+    log: log.child({ unit: 'live' }),
+    sweepMs: options.liveSweepMs ?? 1_000,
+  });
+  metrics.countOpenWebSockets(() => live.size);
+  const upgrades = new Upgrades({ admission, live, meter, metrics, log, nextRequestId, tenantGone });
 
   const tls = (certificate: ServerCertificate) => ({
     key: certificate.keyPem,
@@ -115,7 +147,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     minVersion: 'TLSv1.2' as const,
   });
   const server = https.createServer(tls(options.serverCertificate), (request, response) => {
-    const requestId = `${process.pid.toString(36)}-${(++requestCounter).toString(36)}`;
+    const requestId = nextRequestId();
     const started = performance.now();
     handle(request, response, requestId)
       .catch((error: unknown) => {
@@ -130,41 +162,22 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         metrics.observe(request.method ?? 'GET', response.statusCode, performance.now() - started),
       );
   });
-  server.keepAliveTimeout = 65_000;
-
-  function thumbprintOf(socket: TLSSocket): string | null {
-    let identity = identities.get(socket);
-    if (identity === undefined) {
-      const raw = socket.getPeerCertificate(false)?.raw;
-      identity = raw ? { thumbprint: identityOf(raw).thumbprint } : null;
-      identities.set(socket, identity);
-    }
-    return identity?.thumbprint ?? null;
-  }
+  applyServerTimeouts(server, { ...DEFAULT_SERVER_TIMEOUTS, ...options.timeouts });
+  server.on('upgrade', (request: http.IncomingMessage, socket, head: Buffer) =>
+    upgrades.handle(request, socket, head),
+  );
 
   async function handle(request: http.IncomingMessage, response: http.ServerResponse, requestId: string) {
     const url = request.url ?? '/';
     const path = url.split('?', 1)[0]!;
-    const thumbprint = thumbprintOf(request.socket as TLSSocket);
-    if (!thumbprint)
-      throw gatewayError('CertificateRequired', 'Present a client certificate issued by Rookery.');
-    const resolution = await directory.resolve(thumbprint);
-    if (!resolution.ok) throw gatewayError(resolution.code, resolution.message);
-    const { principal } = resolution.resolved;
+    const caller = await admission.identify(request.socket as TLSSocket);
+    const { principal } = caller;
 
     if (path === '/auth/2fa' && request.method === 'POST') {
-      return openTwoFactorSession(request, response, resolution.resolved);
+      return openTwoFactorSession(request, response, caller);
     }
-    if (principal.kind === 'person') {
-      const session = await twoFactor.sessionFor(thumbprint, request.headers.cookie);
-      if (!session) {
-        throw gatewayError(
-          'TwoFactorRequired',
-          'This is a person\'s certificate: POST /auth/2fa with {"code": "<6 digits from your authenticator>"} to open a session, then retry.',
-        );
-      }
-    }
-    if (path === '/usage' && request.method === 'GET') return sendUsage(url, response, resolution.resolved);
+    await admission.requireSecondFactor(caller, request.headers.cookie);
+    if (path === '/usage' && request.method === 'GET') return sendUsage(url, response, caller);
     if (path === '/metrics' && request.method === 'GET') {
       if (principal.role.kind !== 'operator') throw gatewayError('Forbidden', 'Metrics are for operators.');
       response.writeHead(200, { 'content-type': metrics.contentType });
@@ -175,40 +188,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
     const route = classifyTenantRoute(request.method ?? 'GET', url);
     if (!route) throw gatewayError('RouteNotFound', `There is no route ${request.method} ${path}.`);
-    const decision = authorize(principal, route);
-    if (!decision.ok) throw gatewayError(decision.code, decision.message);
-    const tenant = await tenants.get(decision.tenantId);
-    // Unknown tenants answer like forbidden ones: names of other tenants are not disclosed.
-    if (!tenant)
-      throw gatewayError('Forbidden', `This certificate cannot reach tenant ${decision.tenantId}.`);
-
-    takeRequestToken(tenant, response);
-    if (route.access !== 'read') {
-      const bytes = await storage.bytesOf(tenant.id);
-      if (bytes !== null && bytes >= tenant.quota.storageBytes) {
-        throw gatewayError(
-          'StorageQuotaExceeded',
-          `Tenant ${tenant.id} stores ${bytes} bytes, at its quota of ${tenant.quota.storageBytes}; delete data or raise the quota. Reads keep working.`,
-          { limit: 'storageBytes', value: tenant.quota.storageBytes },
-        );
-      }
-    }
-
+    const tenant = await admission.admit(principal, route);
     const outcome = await forward(request, response, tenant.id, route.upstreamPath, requestId);
     databaseRecords.afterProxied(tenant.id, request.method ?? 'GET', route.upstreamPath, outcome.status);
     meter.record(tenant.id, outcome);
     metrics.tenantRequest(tenant.id);
-  }
-
-  function takeRequestToken(tenant: Tenant, response: http.ServerResponse): void {
-    const rate = limiter.take(tenant.id, tenant.quota.requestsPerSecond);
-    if (rate.allowed) return;
-    response.setHeader('retry-after', String(rate.retryAfterSeconds));
-    throw gatewayError(
-      'RateLimited',
-      `Tenant ${tenant.id} is over its limit of ${tenant.quota.requestsPerSecond} requests/s; retry after ${rate.retryAfterSeconds} s or raise the quota.`,
-      { limit: 'requestsPerSecond', value: tenant.quota.requestsPerSecond },
-    );
   }
 
   async function serveControl(
@@ -219,8 +203,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   ) {
     // A tenant principal's control requests count against its tenant like any other request.
     // Operators belong to no tenant: nothing limits or meters theirs.
-    const tenant = principal.tenantId === null ? null : await tenants.get(principal.tenantId);
-    if (tenant) takeRequestToken(tenant, response);
+    const tenant: Tenant | null = principal.tenantId === null ? null : await tenants.get(principal.tenantId);
+    if (tenant) admission.takeRequestToken(tenant);
     // A database creation relayed a moment ago is in the store before its listing is read.
     await databaseRecords.settled();
     const answer = await control.serve(request, response, { principal, requestId });
@@ -242,30 +226,19 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     path: string,
     requestId: string,
   ) {
-    const woken = await options.hosts.socketOf(tenantId);
-    if (!woken.ok) {
-      if (woken.retryAfterSeconds !== null)
-        response.setHeader('retry-after', String(woken.retryAfterSeconds));
-      throw gatewayError(
-        woken.code === 'TenantStarting' ? 'TenantStarting' : 'TenantUnavailable',
-        woken.message,
-      );
-    }
+    const socketPath = await admission.tenantSocket(tenantId);
     try {
       return await proxyToTenant(request, response, {
-        socketPath: woken.socketPath,
+        socketPath,
         path,
-        agent: agents.for(woken.socketPath),
+        agent: agents.for(socketPath),
         requestId,
       });
     } catch (error) {
       if (!(error instanceof TenantUnreachable)) throw error;
-      // Stopped or crashed since we learnt its socket: the next request wakes it again.
-      options.hosts.forget(tenantId);
-      agents.forget(woken.socketPath);
+      tenantGone(tenantId, socketPath);
       if (response.headersSent) throw error;
-      response.setHeader('retry-after', '1');
-      throw gatewayError('TenantUnavailable', 'The tenant was restarting; retry the request.');
+      throw gatewayError('TenantUnavailable', 'The tenant was restarting; retry the request.', {}, 1);
     }
   }
 
@@ -285,10 +258,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       );
     }
     const outcome = await twoFactor.open(resolved.principal, resolved.certificate.thumbprint, body.data);
-    if (!outcome.ok) {
-      if (outcome.retryAfterSeconds) response.setHeader('retry-after', String(outcome.retryAfterSeconds));
-      throw gatewayError(outcome.code, outcome.message);
-    }
+    if (!outcome.ok) throw gatewayError(outcome.code, outcome.message, {}, outcome.retryAfterSeconds || null);
     const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json' };
     if (outcome.cookieToken) {
       headers['set-cookie'] =
@@ -365,6 +335,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   return {
     url: `https://${host}:${port}`,
     port,
+    openWebSockets: () => live.size,
     rotateServerCertificate(certificate) {
       server.setSecureContext(tls(certificate));
       log.info('server certificate rotated');
@@ -373,6 +344,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     async close() {
       clearInterval(flushTimer);
       directory.stop();
+      // Upgraded sockets still count as the server's connections: cut them, or close() waits for them.
+      upgrades.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
@@ -383,59 +356,6 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       await flushUsage();
     },
   };
-}
-
-/** Values loaded by key and trusted for `ttlMs`; concurrent misses of one key share one load. */
-class TtlCache<V> {
-  private readonly known = new Map<string, { value: Promise<V>; at: number }>();
-
-  constructor(
-    private readonly load: (key: string) => Promise<V>,
-    private readonly ttlMs: number,
-    private readonly now: () => number,
-  ) {}
-
-  get(key: string): Promise<V> {
-    const cached = this.known.get(key);
-    if (cached && cached.at + this.ttlMs > this.now()) return cached.value;
-    const value = this.load(key);
-    this.known.set(key, { value, at: this.now() });
-    value.catch(() => this.known.delete(key)); // a failed load is not remembered
-    return value;
-  }
-}
-
-/** Bytes a tenant stores, asked of the host at most every `ttlMs` per tenant. */
-class StorageCache {
-  private readonly known = new Map<string, { bytes: number | null; at: number }>();
-
-  constructor(
-    private readonly hosts: HostClient,
-    private readonly ttlMs: number,
-    private readonly now: () => number,
-  ) {}
-
-  async bytesOf(tenantId: string): Promise<number | null> {
-    const cached = this.known.get(tenantId);
-    if (cached && cached.at + this.ttlMs > this.now()) return cached.bytes;
-    const bytes = (await this.hosts.storageOf(tenantId).catch(() => null))?.bytes ?? null;
-    this.known.set(tenantId, { bytes, at: this.now() });
-    return bytes;
-  }
-}
-
-function gatewayError(code: ErrorCode, message: string, details: Record<string, unknown> = {}): RookeryError {
-  return new RookeryError(code, message, details);
-}
-
-function sendProblem(response: http.ServerResponse, error: RookeryError): void {
-  if (response.headersSent) {
-    response.destroy(error);
-    return;
-  }
-  const body = JSON.stringify(error.toProblem());
-  response.writeHead(error.status, { 'content-type': 'application/problem+json' });
-  response.end(body);
 }
 
 async function readJson(request: http.IncomingMessage): Promise<unknown> {

@@ -36,6 +36,11 @@ const gateway = await startGateway({
   masterKey,
   jobs,
   logger: log,
+  timeouts: {
+    headersTimeoutMs: config.headersTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
+    keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+  },
 });
 const stopWatching = watchServerCertificate(paths.serverCertificate, (c) =>
   gateway.rotateServerCertificate(c),

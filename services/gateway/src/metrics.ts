@@ -1,6 +1,6 @@
 // Prometheus metrics of one gateway: request counts and latency by status
-// class, requests per tenant. Served at /metrics to operators.
-import { Counter, Histogram, Registry } from 'prom-client';
+// class, requests per tenant, open WebSockets. Served at /metrics to operators.
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export class GatewayMetrics {
   private readonly registry = new Registry();
@@ -22,6 +22,25 @@ export class GatewayMetrics {
     labelNames: ['tenant'] as const,
     registers: [this.registry],
   });
+
+  private openSockets: () => number = () => 0;
+
+  constructor() {
+    const openSockets = () => this.openSockets();
+    new Gauge({
+      name: 'rookery_gateway_open_websockets',
+      help: 'WebSockets open through the gateway (changes feeds, subscription connections).',
+      registers: [this.registry],
+      collect() {
+        this.set(openSockets());
+      },
+    });
+  }
+
+  /** Where the open WebSockets gauge reads its value when scraped. */
+  countOpenWebSockets(count: () => number): void {
+    this.openSockets = count;
+  }
 
   get contentType(): string {
     return this.registry.contentType;

@@ -1,0 +1,117 @@
+// Everything the gateway checks before a byte reaches a tenant, shared by both ways in (a request and a
+// WebSocket upgrade), so the two can never disagree on who gets through: the client certificate's
+// principal, a person's two-factor session, the route's authorisation, the tenant's quotas, and the
+// tenant's socket (woken if it sleeps). Each step throws a Refusal the caller writes back its own way.
+import type { TLSSocket } from 'node:tls';
+import type { Principal, Tenant } from '@rookery/control';
+import { identityOf } from '@rookery/pki';
+import { authorize } from './authorize.js';
+import type { StorageCache, TtlCache } from './caches.js';
+import type { HostClient } from './host-client.js';
+import type { PrincipalDirectory, Resolved } from './principals.js';
+import type { RateLimiter } from './rate-limiter.js';
+import { gatewayError } from './refusal.js';
+import type { TenantRoute } from './route-access.js';
+import type { TwoFactor } from './two-factor.js';
+
+export interface AdmissionDeps {
+  directory: PrincipalDirectory;
+  twoFactor: TwoFactor;
+  /** Tenant records (and their quotas) by id; null for a tenant that does not exist. */
+  tenants: TtlCache<Tenant | null>;
+  limiter: RateLimiter;
+  storage: StorageCache;
+  hosts: HostClient;
+}
+
+export class Admission {
+  /** A connection's certificate is read once, not on every request it carries. */
+  private readonly identities = new WeakMap<TLSSocket, { thumbprint: string } | null>();
+
+  constructor(private readonly deps: AdmissionDeps) {}
+
+  /** The principal of the connection's client certificate: refused without one, or when it no longer counts. */
+  async identify(socket: TLSSocket): Promise<Resolved> {
+    const thumbprint = this.thumbprintOf(socket);
+    if (!thumbprint)
+      throw gatewayError('CertificateRequired', 'Present a client certificate issued by Rookery.');
+    const resolution = await this.deps.directory.resolve(thumbprint);
+    if (!resolution.ok) throw gatewayError(resolution.code, resolution.message);
+    return resolution.resolved;
+  }
+
+  /**
+   * A person's certificate needs a two-factor session: the browser's cookie, or one bound to the
+   * certificate. Resolves with when that session ends (epoch ms); null for programs, which need none.
+   */
+  async requireSecondFactor(caller: Resolved, cookieHeader: string | undefined): Promise<number | null> {
+    if (caller.principal.kind !== 'person') return null;
+    const session = await this.deps.twoFactor.sessionFor(caller.certificate.thumbprint, cookieHeader);
+    if (!session) {
+      throw gatewayError(
+        'TwoFactorRequired',
+        'This is a person\'s certificate: POST /auth/2fa with {"code": "<6 digits from your authenticator>"} to open a session, then retry.',
+      );
+    }
+    return session.expiresAt;
+  }
+
+  /**
+   * The tenant a classified route may reach for this principal, held to its request rate and, for
+   * anything but reads, its storage quota.
+   */
+  async admit(principal: Principal, route: TenantRoute): Promise<Tenant> {
+    const decision = authorize(principal, route);
+    if (!decision.ok) throw gatewayError(decision.code, decision.message);
+    const tenant = await this.deps.tenants.get(decision.tenantId);
+    // Unknown tenants answer like forbidden ones: names of other tenants are not disclosed.
+    if (!tenant)
+      throw gatewayError('Forbidden', `This certificate cannot reach tenant ${decision.tenantId}.`);
+    this.takeRequestToken(tenant);
+    if (route.access !== 'read') {
+      const bytes = await this.deps.storage.bytesOf(tenant.id);
+      if (bytes !== null && bytes >= tenant.quota.storageBytes) {
+        throw gatewayError(
+          'StorageQuotaExceeded',
+          `Tenant ${tenant.id} stores ${bytes} bytes, at its quota of ${tenant.quota.storageBytes}; delete data or raise the quota. Reads keep working.`,
+          { limit: 'storageBytes', value: tenant.quota.storageBytes },
+        );
+      }
+    }
+    return tenant;
+  }
+
+  /** One request of the tenant's rate; refused with Retry-After over its quota. */
+  takeRequestToken(tenant: Tenant): void {
+    const rate = this.deps.limiter.take(tenant.id, tenant.quota.requestsPerSecond);
+    if (rate.allowed) return;
+    throw gatewayError(
+      'RateLimited',
+      `Tenant ${tenant.id} is over its limit of ${tenant.quota.requestsPerSecond} requests/s; retry after ${rate.retryAfterSeconds} s or raise the quota.`,
+      { limit: 'requestsPerSecond', value: tenant.quota.requestsPerSecond },
+      rate.retryAfterSeconds,
+    );
+  }
+
+  /** The socket of the tenant's container, waking it first if it sleeps (503 with Retry-After if not ready in time). */
+  async tenantSocket(tenantId: string): Promise<string> {
+    const woken = await this.deps.hosts.socketOf(tenantId);
+    if (woken.ok) return woken.socketPath;
+    throw gatewayError(
+      woken.code === 'TenantStarting' ? 'TenantStarting' : 'TenantUnavailable',
+      woken.message,
+      {},
+      woken.retryAfterSeconds,
+    );
+  }
+
+  private thumbprintOf(socket: TLSSocket): string | null {
+    let identity = this.identities.get(socket);
+    if (identity === undefined) {
+      const raw = socket.getPeerCertificate(false)?.raw;
+      identity = raw ? { thumbprint: identityOf(raw).thumbprint } : null;
+      this.identities.set(socket, identity);
+    }
+    return identity?.thumbprint ?? null;
+  }
+}

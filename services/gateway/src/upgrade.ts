@@ -1,0 +1,149 @@
+// WebSocket upgrades through the gateway: the changes feed (`GET /databases/{db}/changes`), subscription
+// connections (`…/subscriptions/{name}/connect`), and any other GET under /databases/{db}/ the tenant
+// upgrades. An upgrade is admitted exactly as a request is (admission.ts: certificate, two-factor
+// session, authorisation, tenant isolation, request rate, waking the tenant), carried by
+// upgrade-proxy.ts, metered as one request plus its traffic, and watched while open by live-sockets.ts.
+// Node hands an upgrade to the server's 'upgrade' event with the raw socket and no ServerResponse, so a
+// refusal is written on that socket as a whole HTTP response.
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
+import { RookeryError } from '@rookery/protocol';
+import type { Logger } from 'pino';
+import type { Admission } from './admission.js';
+import type { LiveSockets } from './live-sockets.js';
+import type { UsageMeter } from './metering.js';
+import type { GatewayMetrics } from './metrics.js';
+import { TenantUnreachable } from './proxy.js';
+import { gatewayError, rawProblemResponse } from './refusal.js';
+import { classifyTenantRoute } from './route-access.js';
+import { endThenDestroy, proxyUpgrade, type UpgradeOutcome, WaitingClient } from './upgrade-proxy.js';
+
+export interface UpgradesDeps {
+  admission: Admission;
+  live: LiveSockets;
+  meter: UsageMeter;
+  metrics: GatewayMetrics;
+  log: Logger;
+  nextRequestId(): string;
+  /** The tenant's socket did not answer: it stopped or crashed since the gateway learnt it. */
+  tenantGone(tenantId: string, socketPath: string): void;
+}
+
+export class Upgrades {
+  /** Sockets between their upgrade request and the tunnel (or refusal): cut when the gateway closes. */
+  private readonly pending = new Set<Duplex>();
+
+  constructor(private readonly deps: UpgradesDeps) {}
+
+  /** The server's 'upgrade' listener. */
+  handle(request: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+    // Node removed its own error listener before handing the socket over: without one, a client that
+    // resets the connection now would take the gateway down.
+    socket.on('error', () => socket.destroy());
+    const waiting = new WaitingClient(socket, head);
+    this.pending.add(socket);
+    const started = performance.now();
+    const requestId = this.deps.nextRequestId();
+    let status = 101;
+    this.upgrade(request, waiting, requestId)
+      .then((answered) => {
+        status = answered;
+      })
+      .catch((error: unknown) => {
+        if (socket.destroyed) return; // the client left, or the tenant's side broke mid-answer
+        const refusal = error instanceof RookeryError ? error : null;
+        if (!refusal) this.deps.log.error({ err: error, reqId: requestId }, 'gateway upgrade failed');
+        const answer = refusal ?? gatewayError('InternalError', 'The gateway failed; retry the request.');
+        status = answer.status;
+        endThenDestroy(socket, rawProblemResponse(answer));
+      })
+      .finally(() => {
+        this.pending.delete(socket);
+        this.deps.metrics.observe(request.method ?? 'GET', status, performance.now() - started);
+      });
+  }
+
+  /** Cuts every upgrade in progress and every open socket. */
+  close(): void {
+    for (const socket of this.pending) socket.destroy();
+    this.deps.live.closeAll();
+  }
+
+  /** Admits, carries and registers one upgrade; resolves with the status the client got. */
+  private async upgrade(
+    request: http.IncomingMessage,
+    waiting: WaitingClient,
+    requestId: string,
+  ): Promise<number> {
+    const { admission } = this.deps;
+    const { socket } = waiting;
+    // Who, first: nothing about routes is said to a caller who is not let in.
+    const caller = await admission.identify(socket as TLSSocket);
+    const sessionEndsAt = await admission.requireSecondFactor(caller, request.headers.cookie);
+    if (request.headers.upgrade?.toLowerCase() !== 'websocket') {
+      throw gatewayError(
+        'InvalidRequest',
+        'The gateway carries WebSocket upgrades only (Upgrade: websocket).',
+      );
+    }
+    if (request.method !== 'GET') {
+      throw gatewayError('MethodNotAllowed', `A WebSocket upgrade is a GET request, not ${request.method}.`);
+    }
+    const url = request.url ?? '/';
+    const route = classifyTenantRoute('GET', url);
+    if (!route || route.database === null) {
+      throw gatewayError(
+        'RouteNotFound',
+        `There is no WebSocket at ${url.split('?', 1)[0]}: live data is under /databases/{db}/ (…/changes, …/subscriptions/{name}/connect).`,
+      );
+    }
+    const tenant = await admission.admit(caller.principal, route);
+    const outcome = await this.carry(request, waiting, tenant.id, route.upstreamPath, requestId);
+    this.deps.metrics.tenantRequest(tenant.id);
+    if (!outcome.upgraded) {
+      this.deps.meter.record(tenant.id, {
+        bytesIn: 0,
+        bytesOut: outcome.bytesOut,
+        workUnits: outcome.workUnits,
+      });
+      return outcome.status;
+    }
+    // The upgrade is one request, of at least one work unit like any request; the frames that follow
+    // are metered as they flow (live-sockets.ts).
+    this.deps.meter.record(tenant.id, { bytesIn: 0, bytesOut: 0, workUnits: Math.max(1, outcome.workUnits) });
+    this.deps.live.add({
+      tenantId: tenant.id,
+      thumbprint: caller.certificate.thumbprint,
+      route,
+      sessionEndsAt,
+      tunnel: outcome.tunnel,
+      requestId,
+    });
+    return 101;
+  }
+
+  /**
+   * Carries the upgrade to the tenant, woken first if it sleeps. An upgrade has no body, so a tenant that
+   * stopped since the gateway learnt its socket (an idle stop, a crash) costs one more wake, not a refusal.
+   */
+  private async carry(
+    request: http.IncomingMessage,
+    waiting: WaitingClient,
+    tenantId: string,
+    path: string,
+    requestId: string,
+  ): Promise<UpgradeOutcome> {
+    for (let attempt = 1; ; attempt++) {
+      const socketPath = await this.deps.admission.tenantSocket(tenantId);
+      try {
+        return await proxyUpgrade(request, waiting, { socketPath, path, requestId });
+      } catch (error) {
+        if (!(error instanceof TenantUnreachable)) throw error;
+        this.deps.tenantGone(tenantId, socketPath);
+        if (attempt === 2)
+          throw gatewayError('TenantUnavailable', 'The tenant was restarting; retry the request.', {}, 1);
+      }
+    }
+  }
+}
