@@ -1,6 +1,6 @@
 import tls from 'node:tls';
-import { issueServerCertificate, sealSecret } from '@rookery/pki';
-import { generate, generateSecret } from 'otplib';
+import { issueServerCertificate } from '@rookery/pki';
+import { generate } from 'otplib';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlRouteCases } from './test-fixtures/control-routes.js';
@@ -52,20 +52,7 @@ afterAll(async () => {
 });
 
 /** A person of acme with an enrolled authenticator (and no two-factor session yet). */
-async function person(name: string): Promise<{ client: Client; secret: string }> {
-  const client = await stack.client({
-    tenantId: 'acme',
-    kind: 'person',
-    name,
-    role: { kind: 'tenant-admin' },
-  });
-  const secret = generateSecret();
-  await stack.store.setTotpSecret(
-    client.principal.id,
-    sealSecret(stack.masterKey, secret, client.principal.id),
-  );
-  return { client, secret };
-}
+const person = (name: string) => stack.person(name, 'acme');
 
 describe('routing through the gateway', () => {
   it("takes the tenant from the certificate: the same path reaches each tenant's own data", async () => {
@@ -525,6 +512,37 @@ describe('a tenant process crash', () => {
     for (const id of acked)
       expect((await adminA.call('GET', `/databases/shop/docs?id=${id}`)).status).toBe(200);
     expect(stack.supervisor.info('acme').pid).not.toBe(pid);
+  });
+});
+
+describe('an NDJSON stream whose reader leaves', () => {
+  it("releases the tenant's side at once: the stream stops holding the tenant", async () => {
+    // ~33 MB of documents: more than the socket buffers between the tenant and a reader that stopped.
+    const filler = 'y'.repeat(6_600);
+    const lines = Array.from({ length: 5_000 }, (_, i) =>
+      JSON.stringify({
+        Id: `rows/${i}`,
+        Document: { N: i, Text: filler, '@metadata': { '@collection': 'Rows' } },
+      }),
+    );
+    expect((await adminA.call('PUT', '/admin/databases', { Name: 'streamed' })).status).toBe(201);
+    const inserted = await adminA.call('POST', '/databases/streamed/bulk_insert', `${lines.join('\n')}\n`, {
+      'content-type': 'application/x-ndjson',
+    });
+    expect(inserted.text).toContain('"Completed"');
+
+    const response = await request(`${stack.gateway.url}/databases/streamed/streams/docs?collection=Rows`, {
+      dispatcher: adminA.agent,
+    });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toContain('application/x-ndjson');
+    const reader = response.body[Symbol.asyncIterator]();
+    expect(String((await reader.next()).value)).toContain('"rows/0"');
+    // The reader stops reading: the tenant is held mid-stream by backpressure (it reports what is in
+    // flight every second).
+    await expect.poll(() => stack.supervisor.info('acme').inFlight, { timeout: 5_000 }).toBeGreaterThan(0);
+    response.body.destroy(); // the reader goes away
+    await expect.poll(() => stack.supervisor.info('acme').inFlight, { timeout: 5_000 }).toBe(0);
   });
 });
 

@@ -16,9 +16,11 @@ import {
   issueServerCertificate,
   loadOrCreateCertificateAuthority,
   loadOrCreateMasterKey,
+  sealSecret,
 } from '@rookery/pki';
 import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
 import { makeTempDir } from '@rookery/testkit';
+import { generateSecret } from 'otplib';
 import pino from 'pino';
 import { Agent, request } from 'undici';
 import { type Gateway, startGateway } from '../gateway.js';
@@ -59,6 +61,8 @@ export interface Stack {
   supervisor: TenantSupervisor;
   clock: { now: number | null };
   client(input: CreatePrincipalInput): Promise<Client>;
+  /** A person, tenant admin of `tenantId`, with an enrolled authenticator and no two-factor session yet. */
+  person(name: string, tenantId: string): Promise<{ client: Client; secret: string }>;
   /** A connection with a certificate issued elsewhere (e.g. through the control API). */
   connect(pems: { certPem: string; keyPem: string }): Connection;
   close(): Promise<void>;
@@ -68,6 +72,8 @@ export async function startStack(
   options: {
     idleStopMs?: number /** Tests change quotas and expect them at once: no cache by default. */;
     tenantCacheMs?: number;
+    /** How often the gateway re-checks and meters open WebSockets (its default: 1 s). */
+    liveSweepMs?: number;
   } = {},
 ): Promise<Stack> {
   const tmp = makeTempDir();
@@ -113,6 +119,7 @@ export async function startStack(
     usageFlushMs: 200,
     storageCheckMs: 0,
     tenantCacheMs: options.tenantCacheMs ?? 0,
+    liveSweepMs: options.liveSweepMs,
     now: () => clock.now ?? Date.now(),
   });
   const agents: Agent[] = [];
@@ -142,6 +149,19 @@ export async function startStack(
     };
   }
 
+  async function client(input: CreatePrincipalInput): Promise<Client> {
+    const principal = await store.createPrincipal(input);
+    const issued = await issuePrincipalCertificate(store, ca, { principalId: principal.id, validDays: 30 });
+    return {
+      principal,
+      thumbprint: issued.record.thumbprint,
+      serial: issued.record.serial,
+      certPem: issued.certPem,
+      keyPem: issued.keyPem,
+      ...connect(issued),
+    };
+  }
+
   return {
     dir,
     hostUrl,
@@ -153,17 +173,12 @@ export async function startStack(
     supervisor,
     clock,
     connect,
-    async client(input) {
-      const principal = await store.createPrincipal(input);
-      const issued = await issuePrincipalCertificate(store, ca, { principalId: principal.id, validDays: 30 });
-      return {
-        principal,
-        thumbprint: issued.record.thumbprint,
-        serial: issued.record.serial,
-        certPem: issued.certPem,
-        keyPem: issued.keyPem,
-        ...connect(issued),
-      };
+    client,
+    async person(name, tenantId) {
+      const person = await client({ tenantId, kind: 'person', name, role: { kind: 'tenant-admin' } });
+      const secret = generateSecret();
+      await store.setTotpSecret(person.principal.id, sealSecret(masterKey, secret, person.principal.id));
+      return { client: person, secret };
     },
     async close() {
       for (const agent of agents) await agent.close().catch(() => undefined);
