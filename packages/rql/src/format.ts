@@ -69,8 +69,8 @@ export function quoteString(text: string): string {
   return `'${escaped}'`;
 }
 
-/** A name bare when that reads back the same, otherwise quoted. */
-function formatName(name: string, allowAt = false): string {
+/** A name bare when that reads back the same, otherwise quoted (also what @rookery/client emits names with). */
+export function formatName(name: string, allowAt = false): string {
   return canPrintBare(name, allowAt) ? name : quoteString(name);
 }
 

@@ -2,6 +2,6 @@
 
 export type * from './ast.js';
 export { RqlSyntaxError } from './errors.js';
-export { formatRql } from './format.js';
+export { formatName, formatRql, quoteString } from './format.js';
 export { MAX_NESTING_DEPTH, MAX_QUERY_LENGTH } from './limits.js';
 export { parseRql } from './parser.js';

@@ -1,58 +1,14 @@
-// Spelling names in RQL the way @rookery/rql reads them back: bare when they lex as one identifier and
-// are not a keyword, single-quoted otherwise. Values never go through here: they travel as $parameters.
+// Spelling names in RQL the way @rookery/rql reads them back (its own printer decides: bare when they lex
+// as one identifier and are not a keyword, single-quoted otherwise). Values never go through here: they
+// travel as $parameters.
+import { formatName as formatRqlName } from '@rookery/rql';
 import { clientError } from '../errors.js';
 
-const BARE_NAME = /^(?:[\p{L}_][\p{L}\p{Nd}_-]*|@[\p{L}\p{Nd}_-]+)$/u;
+export { quoteString } from '@rookery/rql';
 
-/** Words RQL gives a meaning somewhere; a name spelled like one (any case) is quoted. */
-const KEYWORDS: ReadonlySet<string> = new Set([
-  'all',
-  'and',
-  'as',
-  'asc',
-  'ascending',
-  'between',
-  'by',
-  'declare',
-  'desc',
-  'descending',
-  'distinct',
-  'false',
-  'filter',
-  'from',
-  'group',
-  'in',
-  'include',
-  'index',
-  'limit',
-  'load',
-  'match',
-  'not',
-  'null',
-  'offset',
-  'or',
-  'order',
-  'select',
-  'true',
-  'update',
-  'where',
-  'with',
-]);
-
-/** A string literal: single quotes, with `\`, `'` and line breaks escaped. */
-export function quoteString(text: string): string {
-  const escaped = text.replace(/[\\'\n\r\t]/g, (char) => {
-    if (char === '\n') return '\\n';
-    if (char === '\r') return '\\r';
-    if (char === '\t') return '\\t';
-    return `\\${char}`;
-  });
-  return `'${escaped}'`;
-}
-
-/** A collection name or alias. */
+/** A collection name, alias or path segment: `@`-names (`@metadata`, `@all_docs`) stay bare. */
 export function formatName(name: string): string {
-  return BARE_NAME.test(name) && !KEYWORDS.has(name.toLowerCase()) ? name : quoteString(name);
+  return formatRqlName(name, true);
 }
 
 /**
