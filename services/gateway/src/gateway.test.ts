@@ -5,8 +5,9 @@ import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlRouteCases } from './test-fixtures/control-routes.js';
 import { forkGateway } from './test-fixtures/gateway-process.js';
-import { type Client, type Stack, startStack } from './test-fixtures/stack.js';
+import type { Client, Stack } from './test-fixtures/stack.js';
 import { tenantRoutes } from './test-fixtures/tenant-routes.js';
+import { startTwoTenants } from './test-fixtures/two-tenants.js';
 
 let stack: Stack;
 let adminA: Client;
@@ -17,35 +18,14 @@ let operator: Client;
 const doc = (name: string) => ({ Name: name, '@metadata': { '@collection': 'Users' } });
 
 beforeAll(async () => {
-  stack = await startStack();
-  await stack.store.createTenant({ id: 'acme', name: 'Acme' });
-  await stack.store.createTenant({ id: 'globex', name: 'Globex' });
-  adminA = await stack.client({
-    tenantId: 'acme',
-    kind: 'program',
-    name: 'acme-admin',
-    role: { kind: 'tenant-admin' },
-  });
-  adminB = await stack.client({
-    tenantId: 'globex',
-    kind: 'program',
-    name: 'globex-admin',
-    role: { kind: 'tenant-admin' },
-  });
-  readerA = await stack.client({
-    tenantId: 'acme',
-    kind: 'program',
-    name: 'acme-reader',
-    role: { kind: 'database', access: { shop: 'read-only' } },
-  });
-  operator = await stack.client({ tenantId: null, kind: 'program', name: 'ops', role: { kind: 'operator' } });
+  ({ stack, adminA, readerA, operator } = await startTwoTenants());
+  adminB = await stack.program('globex-admin', 'globex');
+  expect((await adminB.call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
   for (const [client, name] of [
     [adminA, 'Ada of Acme'],
     [adminB, 'Grace of Globex'],
-  ] as const) {
-    expect((await client.call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
+  ] as const)
     expect((await client.call('PUT', '/databases/shop/docs?id=users/1', doc(name))).status).toBe(201);
-  }
 }, 120_000);
 afterAll(async () => {
   await stack?.close();
@@ -165,12 +145,7 @@ describe('roles', () => {
 
 describe('revocation', () => {
   it('stops a revoked certificate within seconds', async () => {
-    const victim = await stack.client({
-      tenantId: 'acme',
-      kind: 'program',
-      name: 'victim',
-      role: { kind: 'tenant-admin' },
-    });
+    const victim = await stack.program('victim', 'acme');
     expect((await victim.call('GET', '/databases')).status).toBe(200);
     await stack.store.revokeCertificate(victim.serial, Date.now());
     let reply = await victim.call('GET', '/databases');
@@ -339,17 +314,10 @@ describe('two-factor sessions for people', () => {
 
 describe('quotas and usage', () => {
   it('answers 429 with Retry-After over the request rate, naming the limit', async () => {
-    await stack.store.createTenant({
-      id: 'tiny',
-      name: 'Tiny',
-      quota: { requestsPerSecond: 3, storageBytes: 1 << 30 },
-    });
-    const tiny = await stack.client({
-      tenantId: 'tiny',
-      kind: 'program',
-      name: 'tiny',
-      role: { kind: 'tenant-admin' },
-    });
+    const tiny = await stack.tenantAdmin(
+      { id: 'tiny', name: 'Tiny', quota: { requestsPerSecond: 3, storageBytes: 1 << 30 } },
+      'tiny',
+    );
     const replies = await Promise.all(Array.from({ length: 10 }, () => tiny.call('GET', '/databases')));
     const limited = replies.filter((r) => r.status === 429);
     expect(limited.length).toBeGreaterThan(0);
@@ -358,17 +326,10 @@ describe('quotas and usage', () => {
   });
 
   it('answers 507 to writes over the storage quota while reads keep working', async () => {
-    await stack.store.createTenant({
-      id: 'full',
-      name: 'Full',
-      quota: { requestsPerSecond: 1000, storageBytes: 1 << 30 },
-    });
-    const full = await stack.client({
-      tenantId: 'full',
-      kind: 'program',
-      name: 'full',
-      role: { kind: 'tenant-admin' },
-    });
+    const full = await stack.tenantAdmin(
+      { id: 'full', name: 'Full', quota: { requestsPerSecond: 1000, storageBytes: 1 << 30 } },
+      'full',
+    );
     expect((await full.call('PUT', '/admin/databases', { Name: 'db' })).status).toBe(201);
     expect((await full.call('PUT', '/databases/db/docs?id=a', doc('a'))).status).toBe(201);
     await stack.store.updateQuota('full', { storageBytes: 1 });
@@ -382,13 +343,7 @@ describe('quotas and usage', () => {
   });
 
   it('meters requests and bytes per tenant, readable at /usage', async () => {
-    await stack.store.createTenant({ id: 'metered', name: 'Metered' });
-    const client = await stack.client({
-      tenantId: 'metered',
-      kind: 'program',
-      name: 'm',
-      role: { kind: 'tenant-admin' },
-    });
+    const client = await stack.tenantAdmin({ id: 'metered', name: 'Metered' }, 'm');
     const body = JSON.stringify(doc('m'));
     expect((await client.call('PUT', '/admin/databases', { Name: 'db' })).status).toBe(201);
     let bytesOut = 0;

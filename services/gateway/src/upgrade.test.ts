@@ -3,7 +3,8 @@
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type Client, type Stack, startStack } from './test-fixtures/stack.js';
+import type { Client, Stack } from './test-fixtures/stack.js';
+import { startTwoTenants } from './test-fixtures/two-tenants.js';
 import { type Opening, openThroughGateway } from './test-fixtures/websocket.js';
 
 let stack: Stack;
@@ -16,29 +17,8 @@ const doc = (name: string) => ({ Name: name, '@metadata': { '@collection': 'User
 
 beforeAll(async () => {
   // A sweep every 200 ms: revocations and session ends show within a second of the directory seeing them.
-  stack = await startStack({ liveSweepMs: 200 });
-  await stack.store.createTenant({ id: 'acme', name: 'Acme' });
-  await stack.store.createTenant({ id: 'globex', name: 'Globex' });
-  adminA = await stack.client({
-    tenantId: 'acme',
-    kind: 'program',
-    name: 'acme-admin',
-    role: { kind: 'tenant-admin' },
-  });
-  readerA = await stack.client({
-    tenantId: 'acme',
-    kind: 'program',
-    name: 'acme-reader',
-    role: { kind: 'database', access: { shop: 'read-only' } },
-  });
-  otherDbA = await stack.client({
-    tenantId: 'acme',
-    kind: 'program',
-    name: 'acme-other',
-    role: { kind: 'database', access: { other: 'read-write' } },
-  });
-  operator = await stack.client({ tenantId: null, kind: 'program', name: 'ops', role: { kind: 'operator' } });
-  expect((await adminA.call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
+  ({ stack, adminA, readerA, operator } = await startTwoTenants({ liveSweepMs: 200 }));
+  otherDbA = await stack.program('acme-other', 'acme', { kind: 'database', access: { other: 'read-write' } });
 }, 120_000);
 afterAll(async () => {
   await stack?.close();
@@ -106,12 +86,7 @@ describe('WebSocket upgrades through the gateway', () => {
     expect(refusal(await open(adminA, '/databases'))).toEqual([404, 'RouteNotFound']);
     expect(refusal(await open(adminA, '/control/principals'))).toEqual([404, 'RouteNotFound']);
 
-    const revoked = await stack.client({
-      tenantId: 'acme',
-      kind: 'program',
-      name: 'revoked',
-      role: { kind: 'tenant-admin' },
-    });
+    const revoked = await stack.program('revoked', 'acme');
     await stack.store.revokeCertificate(revoked.serial, Date.now());
     await expect
       .poll(async () => refusal(await open(revoked, '/databases/shop/changes')), { timeout: 5_000 })
@@ -177,12 +152,7 @@ describe('WebSocket upgrades through the gateway', () => {
   });
 
   it('cuts an open socket within seconds of its certificate being revoked, and releases the tenant side', async () => {
-    const victim = await stack.client({
-      tenantId: 'acme',
-      kind: 'program',
-      name: 'victim',
-      role: { kind: 'database', access: { shop: 'read-only' } },
-    });
+    const victim = await stack.program('victim', 'acme', { kind: 'database', access: { shop: 'read-only' } });
     const socket = await opened(victim, '/databases/shop/changes');
     await watch(socket, { Command: 'watch-all-docs', CommandId: 1 });
     await expect.poll(() => stack.supervisor.info('acme').inFlight, { timeout: 5_000 }).toBeGreaterThan(0);
@@ -195,17 +165,10 @@ describe('WebSocket upgrades through the gateway', () => {
   });
 
   it('wakes a sleeping tenant, and refuses over the request rate with Retry-After', async () => {
-    await stack.store.createTenant({
-      id: 'sleepy',
-      name: 'Sleepy',
-      quota: { requestsPerSecond: 2, storageBytes: 1 << 30 },
-    });
-    const admin = await stack.client({
-      tenantId: 'sleepy',
-      kind: 'program',
-      name: 'sleepy-admin',
-      role: { kind: 'tenant-admin' },
-    });
+    const admin = await stack.tenantAdmin(
+      { id: 'sleepy', name: 'Sleepy', quota: { requestsPerSecond: 2, storageBytes: 1 << 30 } },
+      'sleepy-admin',
+    );
     expect((await admin.call('PUT', '/admin/databases', { Name: 'db' })).status).toBe(201);
     await stack.supervisor.stop('sleepy');
     expect(stack.supervisor.info('sleepy').state).toBe('stopped');
@@ -228,13 +191,7 @@ describe('WebSocket upgrades through the gateway', () => {
   });
 
   it('meters an upgrade as one request and its frames as they flow, before the socket closes', async () => {
-    await stack.store.createTenant({ id: 'metered', name: 'Metered' });
-    const admin = await stack.client({
-      tenantId: 'metered',
-      kind: 'program',
-      name: 'metered-admin',
-      role: { kind: 'tenant-admin' },
-    });
+    const admin = await stack.tenantAdmin({ id: 'metered', name: 'Metered' }, 'metered-admin');
     expect((await admin.call('PUT', '/admin/databases', { Name: 'db' })).status).toBe(201);
     const socket = await opened(admin, '/databases/db/changes');
     const commands = Array.from({ length: 20 }, (_, i) =>

@@ -4,10 +4,12 @@
 import {
   type ControlStore,
   type CreatePrincipalInput,
+  type CreateTenantInput,
   controlPaths,
   issuePrincipalCertificate,
   openSqliteControlStore,
   type Principal,
+  type Role,
 } from '@rookery/control';
 import { buildHostServer, loadHostConfig, TenantSupervisor } from '@rookery/host';
 import { type JobQueue, jobQueueFile, openSqliteJobQueue } from '@rookery/jobs';
@@ -61,6 +63,10 @@ export interface Stack {
   supervisor: TenantSupervisor;
   clock: { now: number | null };
   client(input: CreatePrincipalInput): Promise<Client>;
+  /** A program principal of `tenantId` (null: an operator) with `role`, a tenant admin unless said otherwise. */
+  program(name: string, tenantId: string | null, role?: Role): Promise<Client>;
+  /** Creates the tenant, and a program principal that is its tenant admin, named `adminName`. */
+  tenantAdmin(tenant: CreateTenantInput, adminName: string): Promise<Client>;
   /** A person, tenant admin of `tenantId`, with an enrolled authenticator and no two-factor session yet. */
   person(name: string, tenantId: string): Promise<{ client: Client; secret: string }>;
   /** A connection with a certificate issued elsewhere (e.g. through the control API). */
@@ -68,14 +74,15 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(
-  options: {
-    idleStopMs?: number /** Tests change quotas and expect them at once: no cache by default. */;
-    tenantCacheMs?: number;
-    /** How often the gateway re-checks and meters open WebSockets (its default: 1 s). */
-    liveSweepMs?: number;
-  } = {},
-): Promise<Stack> {
+export interface StackOptions {
+  idleStopMs?: number;
+  /** Tests change quotas and expect them at once: no cache by default. */
+  tenantCacheMs?: number;
+  /** How often the gateway re-checks and meters open WebSockets (its default: 1 s). */
+  liveSweepMs?: number;
+}
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const tmp = makeTempDir();
   const dir = tmp.dir;
   const logger = pino({ level: 'silent' });
@@ -162,6 +169,9 @@ export async function startStack(
     };
   }
 
+  const program = (name: string, tenantId: string | null, role: Role = { kind: 'tenant-admin' }) =>
+    client({ tenantId, kind: 'program', name, role });
+
   return {
     dir,
     hostUrl,
@@ -174,6 +184,11 @@ export async function startStack(
     clock,
     connect,
     client,
+    program,
+    async tenantAdmin(tenant, adminName) {
+      await store.createTenant(tenant);
+      return program(adminName, tenant.id);
+    },
     async person(name, tenantId) {
       const person = await client({ tenantId, kind: 'person', name, role: { kind: 'tenant-admin' } });
       const secret = generateSecret();
