@@ -2,41 +2,20 @@
 // proxies every request to it (plain HTTP: TLS is the gateway's business, not the proxy's). What the
 // end-to-end tests cannot easily provoke: an answer before the body was read, a tenant that is gone, a
 // client that leaves mid-answer.
-import { once } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { makeTempDir } from '@rookery/testkit';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type ProxyOutcome, proxyToTenant, TenantAgents, TenantUnreachable } from './proxy.js';
+import { localServers } from './test-fixtures/local-servers.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function listen(server: http.Server, where: string | number): Promise<void> {
-  server.listen(where);
-  await once(server, 'listening');
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
-}
+const servers = localServers();
 
 /** A stand-in tenant on a Unix socket, a front server proxying to it; each proxied request's outcome or error. */
 async function setup(tenant: http.RequestListener) {
-  const tmp = makeTempDir('rookery-proxy-');
-  cleanups.push(tmp.cleanup);
-  const socketPath = path.join(tmp.dir, 'tenant.sock');
   const tenantServer = http.createServer(tenant);
-  await listen(tenantServer, socketPath);
+  const socketPath = await servers.tenant(tenantServer, 'rookery-proxy-');
   const agents = new TenantAgents();
-  cleanups.push(() => agents.close());
+  servers.defer(() => agents.close());
   const results: Array<ProxyOutcome | Error> = [];
   let settled: () => void = () => {};
   const front = http.createServer((req, res) => {
@@ -58,8 +37,7 @@ async function setup(tenant: http.RequestListener) {
       },
     );
   });
-  await listen(front, 0);
-  const url = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+  const url = `http://${await servers.front(front)}`;
   const nextResult = () => new Promise<void>((resolve) => (settled = resolve));
   const closeTenant = () => new Promise<void>((resolve) => tenantServer.close(() => resolve()));
   return { url, results, nextResult, closeTenant };

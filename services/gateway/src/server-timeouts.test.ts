@@ -3,31 +3,14 @@
 // second, a proxied stream that pauses longer than any of them still arrives whole.
 import { once } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { makeTempDir } from '@rookery/testkit';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadGatewayConfig } from './config.js';
 import { proxyToTenant, TenantAgents } from './proxy.js';
 import { applyServerTimeouts, DEFAULT_SERVER_TIMEOUTS } from './server-timeouts.js';
+import { localServers } from './test-fixtures/local-servers.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function listen(server: http.Server, where: string | number): Promise<void> {
-  server.listen(where);
-  await once(server, 'listening');
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
-}
+const servers = localServers();
 
 const TOKEN = { ROOKERY_INTERNAL_TOKEN: 'a-token-of-16-chars-at-least' };
 
@@ -59,9 +42,6 @@ describe('server timeouts', () => {
   });
 
   it('never cut a proxied answer that pauses, and a reader that stalls, for longer than each of them', async () => {
-    const tmp = makeTempDir('rookery-timeouts-');
-    cleanups.push(tmp.cleanup);
-    const socketPath = path.join(tmp.dir, 'tenant.sock');
     const chunk = `${'x'.repeat(1023)}\n`;
     // A tenant stream: a burst of 8 MB (more than every buffer between it and a stalled reader holds),
     // then three lines 400 ms apart.
@@ -76,9 +56,9 @@ describe('server timeouts', () => {
       }
       res.end();
     });
-    await listen(tenant, socketPath);
+    const socketPath = await servers.tenant(tenant, 'rookery-timeouts-');
     const agents = new TenantAgents();
-    cleanups.push(() => agents.close());
+    servers.defer(() => agents.close());
     // The gateway's server settings, every timeout scaled down below the pauses, checked every 20 ms.
     const front = http.createServer({ connectionsCheckingInterval: 20 }, (req, res) => {
       proxyToTenant(req, res, {
@@ -89,9 +69,9 @@ describe('server timeouts', () => {
       }).catch(() => res.destroy());
     });
     applyServerTimeouts(front, { headersTimeoutMs: 100, requestTimeoutMs: 150, keepAliveTimeoutMs: 100 });
-    await listen(front, 0);
+    const address = await servers.front(front);
 
-    const response = await request(`http://127.0.0.1:${(front.address() as AddressInfo).port}/stream`);
+    const response = await request(`http://${address}/stream`);
     expect(response.statusCode).toBe(200);
     let bytes = 0;
     let stalled = false;

@@ -1,40 +1,19 @@
 // The upgrade proxy between two real servers: a stand-in tenant on a Unix socket (a `ws` server, plus
 // routes that answer an upgrade with plain HTTP or not at all) and a plain HTTP front server whose
 // 'upgrade' listener is proxyUpgrade (TLS and admission are the gateway's business: upgrade.test.ts).
-import { once } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { makeTempDir } from '@rookery/testkit';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { TenantUnreachable } from './proxy.js';
+import { localServers } from './test-fixtures/local-servers.js';
 import { openWebSocket } from './test-fixtures/websocket.js';
 import { proxyUpgrade, type UpgradeOutcome, WaitingClient } from './upgrade-proxy.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function listen(server: http.Server, where: string | number): Promise<void> {
-  server.listen(where);
-  await once(server, 'listening');
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
-}
+const servers = localServers();
 
 const PROBLEM = JSON.stringify({ code: 'DatabaseNotFound', status: 404, detail: 'no such database' });
 
 async function setup() {
-  const tmp = makeTempDir('rookery-upgrade-');
-  cleanups.push(tmp.cleanup);
-  const socketPath = path.join(tmp.dir, 'tenant.sock');
   const wss = new WebSocketServer({ noServer: true });
   const tenantSockets: WebSocket[] = [];
   const seen: http.IncomingHttpHeaders[] = [];
@@ -62,8 +41,8 @@ async function setup() {
       ws.on('message', (data) => ws.send(`echo:${String(data)}`));
     });
   });
-  await listen(tenant, socketPath);
-  cleanups.push(() => {
+  const socketPath = await servers.tenant(tenant, 'rookery-upgrade-');
+  servers.defer(() => {
     for (const ws of wss.clients) ws.terminate();
   });
 
@@ -83,8 +62,7 @@ async function setup() {
       },
     );
   });
-  await listen(front, 0);
-  const url = `ws://127.0.0.1:${(front.address() as AddressInfo).port}`;
+  const url = `ws://${await servers.front(front)}`;
   const closeTenant = () => new Promise<void>((resolve) => tenant.close(() => resolve()));
   return { url, outcomes, tenantSockets, seen, held, closeTenant };
 }
