@@ -1,15 +1,9 @@
-import { makeTempDir } from '@rookery/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from './config.js';
-import { buildTenantServer, type TenantServer } from './server.js';
-import { httpClient } from './test-fixtures/http-client.js';
+import { describe, expect, it } from 'vitest';
+import { sharedTenantServer } from './test-fixtures/tenant-server.js';
 
 // Archival and expiration end to end: the sweep endpoint the worker's jobs call, with the clock
 // controlled through its `now`, and queries answered by the real indexer process.
-let tmp: ReturnType<typeof makeTempDir>;
-let server: TenantServer;
-let base: string;
-const call = httpClient(() => base);
+const { call } = sharedTenantServer({ database: 'Shop' });
 
 const SWEEP = '/databases/shop/admin/sweep';
 const docs = (id: string) => `/databases/shop/docs?id=${encodeURIComponent(id)}`;
@@ -24,17 +18,6 @@ const query = async (q: string) => {
   return reply.json as { Results: { Number: number }[]; TotalResults: number; IndexName: string | null };
 };
 const numbers = (result: { Results: { Number: number }[] }) => result.Results.map((r) => r.Number).sort();
-
-beforeAll(async () => {
-  tmp = makeTempDir();
-  server = buildTenantServer(loadConfig({}, { dataDir: tmp.dir, port: 0, logLevel: 'silent' }));
-  base = await server.app.listen({ host: '127.0.0.1', port: 0 });
-  expect((await call('PUT', '/admin/databases', { Name: 'Shop' })).status).toBe(201);
-});
-afterAll(async () => {
-  await server.close();
-  tmp.cleanup();
-});
 
 describe('POST /databases/{db}/admin/sweep', () => {
   it('archives and expires documents when their time has come, and indexes and queries follow', async () => {

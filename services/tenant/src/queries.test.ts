@@ -1,23 +1,13 @@
-import { makeTempDir } from '@rookery/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from './config.js';
-import { buildTenantServer, type TenantServer } from './server.js';
-import { httpClient } from './test-fixtures/http-client.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sharedTenantServer } from './test-fixtures/tenant-server.js';
 
 // Queries and indexes end to end: the real tenant server with its real indexer process.
-let tmp: ReturnType<typeof makeTempDir>;
-let server: TenantServer;
-let base: string;
-const call = httpClient(() => base);
+const { call } = sharedTenantServer({ database: 'Shop' });
 
 const query = (q: string, extra: Record<string, unknown> = {}) =>
   call('POST', '/databases/shop/queries', { Query: q, WaitForNonStaleResults: true, ...extra });
 
 beforeAll(async () => {
-  tmp = makeTempDir();
-  server = buildTenantServer(loadConfig({}, { dataDir: tmp.dir, port: 0, logLevel: 'silent' }));
-  base = await server.app.listen({ host: '127.0.0.1', port: 0 });
-  expect((await call('PUT', '/admin/databases', { Name: 'Shop' })).status).toBe(201);
   const commands = [
     ...['Ada', 'Alan', 'Grace', 'Edsger', 'Barbara'].map((name, i) => ({
       Type: 'PUT',
@@ -42,10 +32,6 @@ beforeAll(async () => {
     },
   ];
   expect((await call('POST', '/databases/shop/bulk_docs', { Commands: commands })).status).toBe(201);
-});
-afterAll(async () => {
-  await server.close();
-  tmp.cleanup();
 });
 
 describe('queries', () => {

@@ -1,17 +1,12 @@
 import { LiveCloseCodes, MAX_LIVE_FRAME_BYTES } from '@rookery/protocol';
-import { makeTempDir } from '@rookery/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../config.js';
-import { buildTenantServer, type TenantServer } from '../server.js';
-import { httpClient } from '../test-fixtures/http-client.js';
+import { describe, expect, it } from 'vitest';
 import { refusedUpgrade, TestSocket } from '../test-fixtures/live-client.js';
+import { sharedTenantServer } from '../test-fixtures/tenant-server.js';
 
 // The changes feed end to end: a real tenant server, real WebSocket clients.
-let tmp: ReturnType<typeof makeTempDir>;
-let server: TenantServer;
-let base: string;
-const call = httpClient(() => base);
-const changesUrl = (db: string) => `${base.replace('http', 'ws')}/databases/${db}/changes`;
+const tenant = sharedTenantServer({ database: 'Shop' });
+const { call } = tenant;
+const changesUrl = (db: string) => tenant.wsUrl(`/databases/${db}/changes`);
 
 const put = (id: string, collection: string, body: Record<string, unknown> = {}) =>
   call('PUT', `/databases/shop/docs?id=${encodeURIComponent(id)}`, {
@@ -23,17 +18,6 @@ const put = (id: string, collection: string, body: Record<string, unknown> = {})
 async function eventually(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((resolve) => setTimeout(resolve, 10));
 }
-
-beforeAll(async () => {
-  tmp = makeTempDir();
-  server = buildTenantServer(loadConfig({}, { dataDir: tmp.dir, port: 0, logLevel: 'silent' }));
-  base = await server.app.listen({ host: '127.0.0.1', port: 0 });
-  expect((await call('PUT', '/admin/databases', { Name: 'Shop' })).status).toBe(201);
-});
-afterAll(async () => {
-  await server.close();
-  tmp.cleanup();
-});
 
 describe('changes: connecting', () => {
   it('refuses a database that does not exist with the HTTP 404 problem, before the upgrade', async () => {
@@ -196,56 +180,45 @@ describe('changes: bad input', () => {
 
 describe('changes: the end of a connection', () => {
   it('closes with 4503 when the database is deleted, and lets go of it', async () => {
-    const before = server.live.changesConnections;
+    const before = tenant.server.live.changesConnections;
     expect((await call('PUT', '/admin/databases', { Name: 'scratch' })).status).toBe(201);
     const socket = await TestSocket.open(changesUrl('scratch'));
     await socket.command({ Command: 'watch-all-docs', CommandId: 1 });
     expect((await call('DELETE', '/admin/databases?name=scratch')).status).toBe(204);
     expect((await socket.closed).code).toBe(LiveCloseCodes.DatabaseUnavailable);
-    await eventually(() => server.live.changesConnections === before);
+    await eventually(() => tenant.server.live.changesConnections === before);
   });
 
   it('releases its listeners when the client closes', async () => {
-    const before = server.live.changesConnections;
+    const before = tenant.server.live.changesConnections;
     const sockets = await Promise.all([1, 2, 3].map(() => TestSocket.open(changesUrl('shop'))));
-    expect(server.live.changesConnections).toBe(before + 3);
+    expect(tenant.server.live.changesConnections).toBe(before + 3);
     await Promise.all(sockets.map((s) => s.close()));
-    await eventually(() => server.live.changesConnections === before);
+    await eventually(() => tenant.server.live.changesConnections === before);
   });
 });
 
 describe('changes: liveness', () => {
   // A server of its own, pinging every 50 ms.
-  let quick: TenantServer;
-  let quickTmp: ReturnType<typeof makeTempDir>;
-  let quickUrl: string;
-  beforeAll(async () => {
-    quickTmp = makeTempDir();
-    quick = buildTenantServer(loadConfig({}, { dataDir: quickTmp.dir, port: 0, logLevel: 'silent' }), {
-      livePingIntervalMs: 50,
-    });
-    const quickBase = await quick.app.listen({ host: '127.0.0.1', port: 0 });
-    await httpClient(() => quickBase)('PUT', '/admin/databases', { Name: 'shop' });
-    quickUrl = `${quickBase.replace('http', 'ws')}/databases/shop/changes`;
-  });
-  afterAll(() => quickTmp.cleanup());
+  const quick = sharedTenantServer({ database: 'shop', server: { livePingIntervalMs: 50 } });
+  const quickUrl = () => quick.wsUrl('/databases/shop/changes');
 
   it('keeps a peer that answers pings, and cuts one that missed two', async () => {
-    const alive = await TestSocket.open(quickUrl);
-    const silent = await TestSocket.open(quickUrl, { autoPong: false });
+    const alive = await TestSocket.open(quickUrl());
+    const silent = await TestSocket.open(quickUrl(), { autoPong: false });
     // The silent peer is cut without a close frame (1006 on its side); the live one is still served.
     expect((await silent.closed).code).toBe(1006);
     expect(await alive.command({ Command: 'watch-all-docs', CommandId: 1 })).toEqual({
       Type: 'Confirm',
       CommandId: 1,
     });
-    await eventually(() => quick.live.changesConnections === 1);
+    await eventually(() => quick.server.live.changesConnections === 1);
     await alive.close();
   });
 
   it('closes every socket with 4503 when the tenant stops', async () => {
-    const socket = await TestSocket.open(quickUrl);
-    await quick.close();
+    const socket = await TestSocket.open(quickUrl());
+    await quick.stop();
     expect((await socket.closed).code).toBe(LiveCloseCodes.DatabaseUnavailable);
   });
 });

@@ -1,17 +1,12 @@
 import http from 'node:http';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { makeTempDir } from '@rookery/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../config.js';
-import { buildTenantServer, type TenantServer } from '../server.js';
-import { httpClient } from '../test-fixtures/http-client.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sharedTenantServer, startTenantServer } from '../test-fixtures/tenant-server.js';
 
 // NDJSON streams end to end: the real tenant server (and its indexer process), read over HTTP.
-let tmp: ReturnType<typeof makeTempDir>;
-let server: TenantServer;
-let base: string;
-const call = httpClient(() => base);
+const tenant = sharedTenantServer({ database: 'Shop' });
+const { call } = tenant;
 
 type Line = Record<string, unknown>;
 const lines = (text: string): Line[] =>
@@ -34,7 +29,7 @@ async function stream(
 /** Opens a stream with node:http, for what fetch hides: pausing, cutting, trailers. */
 function open(path: string): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const request = http.get(new URL(path, base), resolve);
+    const request = http.get(new URL(path, tenant.base), resolve);
     request.once('error', reject);
   });
 }
@@ -53,10 +48,6 @@ async function eventually(check: () => boolean): Promise<void> {
 const USERS = 30;
 
 beforeAll(async () => {
-  tmp = makeTempDir();
-  server = buildTenantServer(loadConfig({}, { dataDir: tmp.dir, port: 0, logLevel: 'silent' }));
-  base = await server.app.listen({ host: '127.0.0.1', port: 0 });
-  expect((await call('PUT', '/admin/databases', { Name: 'Shop' })).status).toBe(201);
   const commands = [
     ...Array.from({ length: USERS }, (_, i) => ({
       Type: 'PUT',
@@ -87,10 +78,6 @@ beforeAll(async () => {
   expect((await call('POST', '/databases/shop/bulk_docs', { Commands: commands })).status).toBe(201);
   const swept = await call('POST', '/databases/shop/admin/sweep', { now: '2031-01-01T00:00:00Z' });
   expect(swept.json).toMatchObject({ Archived: 1 });
-});
-afterAll(async () => {
-  await server.close();
-  tmp.cleanup();
 });
 
 describe('document streams', () => {
@@ -244,8 +231,8 @@ describe('backpressure', () => {
   it('never times out a slow reader', () => {
     // The tenant's HTTP server has no request or idle-socket timeout: a reader that reads slowly is served
     // for as long as it reads (headersTimeout only bounds the request's own headers).
-    expect(server.app.server.requestTimeout).toBe(0);
-    expect(server.app.server.timeout).toBe(0);
+    expect(tenant.server.app.server.requestTimeout).toBe(0);
+    expect(tenant.server.app.server.timeout).toBe(0);
   });
 
   it('produces only as fast as a paused reader takes: memory stays bounded and nothing is lost', async () => {
@@ -259,19 +246,19 @@ describe('backpressure', () => {
       return heapUsed + external;
     };
     const before = memory();
-    const bytesBefore = server.live.streamBytes;
+    const bytesBefore = tenant.server.live.streamBytes;
     const paused = await open('/databases/big/streams/docs');
     paused.pause();
     try {
       // Wait until the producer is blocked on the paused reader: what it wrote stops growing.
       let written = -1;
-      while (written !== server.live.streamBytes) {
-        written = server.live.streamBytes;
+      while (written !== tenant.server.live.streamBytes) {
+        written = tenant.server.live.streamBytes;
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
-      expect(server.live.streamBytes - bytesBefore).toBeLessThan(total / 3);
+      expect(tenant.server.live.streamBytes - bytesBefore).toBeLessThan(total / 3);
       expect(memory() - before).toBeLessThan(total / 3);
-      expect(server.live.streams).toBe(1);
+      expect(tenant.server.live.streams).toBe(1);
     } catch (error) {
       paused.destroy();
       throw error;
@@ -287,11 +274,11 @@ describe('backpressure', () => {
     const response = await open('/databases/big/streams/queries?query=from%20@all_docs');
     await new Promise((resolve) => response.once('data', resolve));
     response.destroy();
-    await eventually(() => server.live.streams === 0);
-    const stopped = server.live.streamBytes;
+    await eventually(() => tenant.server.live.streams === 0);
+    const stopped = tenant.server.live.streamBytes;
     const next = await stream('/databases/big/streams/docs?pageSize=2');
     expect(next.last).toEqual({ '@end': { Count: 2 } });
-    expect(server.live.streamBytes - stopped).toBeLessThan(4 * DOCUMENT_CHARS);
+    expect(tenant.server.live.streamBytes - stopped).toBeLessThan(4 * DOCUMENT_CHARS);
   });
 
   it('ends with an @error line when the database goes away during the stream', async () => {
@@ -302,14 +289,14 @@ describe('backpressure', () => {
     expect(reply.status).toBe(200);
     const paused = await open('/databases/doomed/streams/docs');
     paused.pause();
-    await eventually(() => server.live.streams === 1);
+    await eventually(() => tenant.server.live.streams === 1);
     expect((await call('DELETE', '/admin/databases?name=doomed')).status).toBe(204);
     const all = lines(await readToEnd(paused));
     expect(all.at(-1)).toEqual({
       '@error': { code: 'DatabaseUnavailable', detail: expect.stringMatching(/deleted or closed/) },
     });
     expect(all.length - 1).toBeLessThan(DOCUMENTS);
-    await eventually(() => server.live.streams === 0);
+    await eventually(() => tenant.server.live.streams === 0);
   });
 
   /** The big database's documents as bulk-insert lines. */
@@ -321,25 +308,21 @@ describe('backpressure', () => {
 
 describe('stopping the tenant', () => {
   it('ends a stream that is still being read instead of waiting for its reader', async () => {
-    const stopTmp = makeTempDir();
-    const stopping = buildTenantServer(loadConfig({}, { dataDir: stopTmp.dir, port: 0, logLevel: 'silent' }));
-    const stoppingBase = await stopping.app.listen({ host: '127.0.0.1', port: 0 });
+    const stopping = await startTenantServer({ database: 'shop' });
     try {
-      const stopCall = httpClient(() => stoppingBase);
-      await stopCall('PUT', '/admin/databases', { Name: 'shop' });
       const padding = 'x'.repeat(4_000);
       const body = Array.from({ length: 3_000 }, (_, i) =>
         JSON.stringify({ Id: `items/${i}`, Document: { padding } }),
       );
-      await stopCall('POST', '/databases/shop/bulk_insert', body.join('\n'), {
+      await stopping.call('POST', '/databases/shop/bulk_insert', body.join('\n'), {
         'content-type': 'application/x-ndjson',
       });
       const paused = await new Promise<http.IncomingMessage>((resolve) =>
-        http.get(new URL('/databases/shop/streams/docs', stoppingBase), resolve),
+        http.get(new URL('/databases/shop/streams/docs', stopping.base), resolve),
       );
       paused.pause();
-      await eventually(() => stopping.live.streams === 1);
-      const closed = stopping.close();
+      await eventually(() => stopping.server.live.streams === 1);
+      const closed = stopping.stop();
       const text = await readToEnd(paused).catch(() => '');
       await closed;
       // Either the reader took the @error line within the grace, or it was cut: never a complete-looking end.
@@ -347,7 +330,7 @@ describe('stopping the tenant', () => {
       expect(last['@end']).toBeUndefined();
       if ('@error' in last) expect(last['@error']).toMatchObject({ code: 'DatabaseUnavailable' });
     } finally {
-      stopTmp.cleanup();
+      await stopping.close();
     }
   });
 });

@@ -1,17 +1,13 @@
 import { LiveCloseCodes } from '@rookery/protocol';
-import { makeTempDir } from '@rookery/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../config.js';
-import { buildTenantServer, type TenantServer } from '../server.js';
-import { httpClient } from '../test-fixtures/http-client.js';
+import { describe, expect, it } from 'vitest';
 import { refusedUpgrade, TestSocket } from '../test-fixtures/live-client.js';
+import { sharedTenantServer } from '../test-fixtures/tenant-server.js';
 
 // Subscriptions end to end: the real tenant server, real WebSocket consumers. Every test has its own
 // subscription and its own collection, so tests do not see each other's documents.
-let tmp: ReturnType<typeof makeTempDir>;
-let server: TenantServer;
-let base: string;
-const call = httpClient(() => base);
+// Pings every 100 ms: a consumer that stops answering them is found within the test's patience.
+const tenant = sharedTenantServer({ database: 'Shop', server: { livePingIntervalMs: 100 } });
+const { call } = tenant;
 
 interface Batch {
   Type: 'Batch';
@@ -20,16 +16,8 @@ interface Batch {
   Items: { Id: string; ChangeVector: string; Document: Record<string, unknown> }[];
 }
 
-async function start(): Promise<void> {
-  // Pings every 100 ms: a consumer that stops answering them is found within the test's patience.
-  server = buildTenantServer(loadConfig({}, { dataDir: tmp.dir, port: 0, logLevel: 'silent' }), {
-    livePingIntervalMs: 100,
-  });
-  base = await server.app.listen({ host: '127.0.0.1', port: 0 });
-}
-
 const connectUrl = (name: string, query = '', db = 'shop') =>
-  `${base.replace('http', 'ws')}/databases/${db}/subscriptions/${name}/connect${query ? `?${query}` : ''}`;
+  tenant.wsUrl(`/databases/${db}/subscriptions/${name}/connect${query ? `?${query}` : ''}`);
 
 const connect = async (name: string, query = '') => TestSocket.open(connectUrl(name, query));
 
@@ -58,16 +46,6 @@ const roundTrip = (socket: TestSocket) =>
 async function eventually(check: () => Promise<boolean>): Promise<void> {
   while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 10));
 }
-
-beforeAll(async () => {
-  tmp = makeTempDir();
-  await start();
-  expect((await call('PUT', '/admin/databases', { Name: 'Shop' })).status).toBe(201);
-});
-afterAll(async () => {
-  await server.close();
-  tmp.cleanup();
-});
 
 describe('subscriptions: HTTP', () => {
   it('are created, listed, read and deleted, with names compared without case', async () => {
@@ -300,7 +278,7 @@ describe('subscriptions: connecting', () => {
     await holder.next();
     const waiter = await connect('vanishing', 'strategy=WaitForFree');
     // Deleted without the route (which would end both consumers): the waiting one learns it when admitted.
-    expect(await server.catalog.get('shop').deleteSubscription('vanishing')).toBe(true);
+    expect(await tenant.server.catalog.get('shop').deleteSubscription('vanishing')).toBe(true);
     await holder.close();
     expect((await waiter.closed).code).toBe(LiveCloseCodes.SubscriptionNotFound);
   });
@@ -326,9 +304,9 @@ describe('subscriptions: restarts', () => {
     const batch = await socket.next<Batch>();
     socket.send({ Type: 'Ack', BatchId: batch.BatchId });
     await socket.next<Batch>(); // durable/2, not acknowledged
-    await server.close();
+    await tenant.stop();
     expect((await socket.closed).code).toBe(LiveCloseCodes.DatabaseUnavailable);
-    await start();
+    await tenant.start();
     const state = (await call('GET', '/databases/shop/subscriptions/durable')).json;
     expect(state).toMatchObject({ LastAcknowledgedEtag: batch.LastEtag, Connected: false });
     const again = await connect('durable');
