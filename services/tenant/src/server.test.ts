@@ -1,31 +1,11 @@
-import { makeTempDir } from '@rookery/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from './config.js';
-import { buildTenantServer, type TenantServer } from './server.js';
-import { httpClient, type Reply } from './test-fixtures/http-client.js';
+import { describe, expect, it } from 'vitest';
+import type { Reply } from './test-fixtures/http-client.js';
+import { sharedTenantServer } from './test-fixtures/tenant-server.js';
 
-let tmp: ReturnType<typeof makeTempDir>;
-let server: TenantServer;
-let base: string;
-
-beforeAll(async () => {
-  tmp = makeTempDir();
-  server = buildTenantServer(
-    loadConfig(
-      {},
-      { dataDir: tmp.dir, port: 0, logLevel: 'silent', maxBodyBytes: 64 * 1024, maxDocumentBytes: 8 * 1024 },
-    ),
-  );
-  base = await server.app.listen({ host: '127.0.0.1', port: 0 });
-  const created = await call('PUT', '/admin/databases', { Name: 'Shop' });
-  expect(created.status).toBe(201);
+const { call } = sharedTenantServer({
+  database: 'Shop',
+  config: { maxBodyBytes: 64 * 1024, maxDocumentBytes: 8 * 1024 },
 });
-afterAll(async () => {
-  await server.close();
-  tmp.cleanup();
-});
-
-const call = httpClient(() => base);
 
 const docs = (id: string) => `/databases/shop/docs?id=${encodeURIComponent(id)}`;
 const user = (name: string, extra: Record<string, unknown> = {}) => ({
