@@ -81,6 +81,7 @@ Tenant "${tenantId}" has a database "demo"; its admin certificate is in ${admin.
        -d '{"Query": "from Users where Name = \\"Ada Lovelace\\"", "WaitForNonStaleResults": true}'
   curl ${tls} '${publicUrl}/usage'
 
+From TypeScript (sessions, queries, caching, changes, streams, subscriptions): packages/client/README.md
 More tenants, people with TOTP, certificates and usage:  pnpm rookery --help
 Stop with Ctrl+C (tenants commit queued writes before exiting).
 `);
