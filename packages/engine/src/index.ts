@@ -10,7 +10,6 @@ export {
   type LoadedDocument,
 } from './database.js';
 export { idKey } from './ids.js';
-export { referencedIds } from './includes.js';
 export {
   collectionsOf,
   DatabaseIndexer,

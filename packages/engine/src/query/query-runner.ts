@@ -5,11 +5,11 @@ import {
   type QueryParameters,
   type QueryResult,
   RookeryError,
+  referencedIds,
   type SuggestionResult,
 } from '@rookery/protocol';
 import type { FieldPath, RqlQuery } from '@rookery/rql';
 import type { Database } from '../database.js';
-import { referencedIds } from '../includes.js';
 import { collectionsOf } from '../indexing/database-indexer.js';
 import { chooseAutoIndex } from './auto-index.js';
 import { parseQueryText, RqlCompiler } from './compile-rql.js';

@@ -1,5 +1,5 @@
-import { type Database, referencedIds } from '@rookery/engine';
-import { DocumentIdSchema, DocumentInputSchema, RookeryError } from '@rookery/protocol';
+import type { Database } from '@rookery/engine';
+import { DocumentIdSchema, DocumentInputSchema, RookeryError, referencedIds } from '@rookery/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { entityTag, expectedFromIfMatch, ifNoneMatch } from '../http/etag.js';

@@ -2,6 +2,11 @@
  * Collects the ids referenced by an include path: `Employee`, `Address.Ref`,
  * `Lines[].Product` (every element of an array). Values that are not strings
  * are ignored, as RavenDB does.
+ *
+ * Here because it is what the `include` of a load or a query means on the wire:
+ * the server follows it from the documents it reads, and the client from the
+ * documents its session already has (to know whether their includes are in
+ * hand too), so both must read a path the same way.
  */
 export function referencedIds(doc: unknown, path: string): string[] {
   const found: string[] = [];
