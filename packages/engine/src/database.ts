@@ -464,7 +464,7 @@ export class Database {
 
   /** Stores a new subscription after checking its query (400 `InvalidQuery`); 409 `SubscriptionAlreadyExists`. */
   async createSubscription(subscription: NewSubscription): Promise<SubscriptionRecord> {
-    compileSubscriptionQuery(subscription.query);
+    compileSubscriptionQuery(subscription.query, subscription.parameters);
     return this.merger.enqueue((tx) => tx.createSubscription(subscription));
   }
 

@@ -12,7 +12,7 @@ import type { MergeableTransaction } from './merger.js';
 import { applyPatch } from './patch.js';
 import type { RecordedOps } from './storage/change-recorder.js';
 import type { DocumentRow, Head, Statements } from './storage/statements.js';
-import type { NewSubscription, SubscriptionRecord } from './subscriptions/record.js';
+import { type NewSubscription, type SubscriptionRecord, storedParameters } from './subscriptions/record.js';
 
 /** What a committed write changed; published to listeners (changes feed, indexers, mirror) after commit. */
 export interface DocumentChange {
@@ -250,9 +250,9 @@ export class WriteTransaction implements MergeableTransaction {
       );
     }
     const lastEtag = subscription.startFrom === 'Now' ? this.etag : 0;
-    this.s.insertSubscription.run(key, subscription.name, subscription.query, lastEtag, this.now);
-    const { name, query } = subscription;
-    return { name, query, lastEtag, createdAt: this.now, lastAcknowledgedAt: null };
+    const { name, query, parameters = {} } = subscription;
+    this.s.insertSubscription.run(key, name, query, storedParameters(parameters), lastEtag, this.now);
+    return { name, query, parameters, lastEtag, createdAt: this.now, lastAcknowledgedAt: null };
   }
 
   /**

@@ -11,17 +11,20 @@ const ParameterValueSchema = z.union([
   z.array(z.union([z.string(), z.number(), z.boolean(), z.null()])).max(10_000),
 ]);
 
+/** The values of a query's `$name` references, by name (without the `$`). Subscriptions take the same. */
+export const QueryParametersSchema = z.record(z.string().min(1).max(128), ParameterValueSchema);
+export type QueryParameters = z.infer<typeof QueryParametersSchema>;
+
 /** `POST /databases/{db}/queries` body. */
 export const QueryRequestSchema = z
   .object({
     Query: z.string().min(1, 'the query is empty').max(MAX_QUERY_CHARS),
-    QueryParameters: z.record(z.string().min(1).max(128), ParameterValueSchema).optional(),
+    QueryParameters: QueryParametersSchema.optional(),
     WaitForNonStaleResults: z.boolean().optional(),
     WaitForNonStaleResultsTimeoutMs: z.number().int().min(0).max(600_000).optional(),
   })
   .strict();
 export type QueryRequest = z.infer<typeof QueryRequestSchema>;
-export type QueryParameters = NonNullable<QueryRequest['QueryParameters']>;
 
 /** `GET /databases/{db}/queries?query=…[&parameters={json}][&waitForNonStaleResults=true]`. */
 export const QueryStringSchema = z.object({

@@ -84,7 +84,16 @@ CREATE TABLE subscriptions (
 ) STRICT, WITHOUT ROWID;
 `;
 
-const MIGRATIONS: readonly string[] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
+/**
+ * A subscription's `$parameters` (JSON of its QueryParameters; null when it has none). A column added to the
+ * table rather than a change to SCHEMA_V3, so that a file schema 3 already wrote is upgraded in place: its
+ * subscriptions get null (no parameters), which is what they had.
+ */
+const SCHEMA_V4 = `
+ALTER TABLE subscriptions ADD COLUMN parameters TEXT;
+`;
+
+const MIGRATIONS: readonly string[] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
 
 /** The schema version this build writes; the mirror's records carry it so a replay never mixes versions. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -12,10 +12,12 @@ export interface DocumentRow {
   body: string | Buffer;
 }
 
-/** A subscription as stored (see SCHEMA_V3). */
+/** A subscription as stored (see SCHEMA_V3 and SCHEMA_V4). */
 export interface SubscriptionRow {
   name: string;
   query: string;
+  /** JSON of its QueryParameters; null when it has none. */
+  parameters: string | null;
   last_etag: number;
   created_at: number;
   last_ack_at: number | null;
@@ -89,8 +91,11 @@ export const WRITE_OPS = {
        ON CONFLICT (name_lower) DO UPDATE SET definition = excluded.definition`,
   },
   deleteIndexDefinition: { code: 10, params: 1, sql: 'DELETE FROM index_definitions WHERE name_lower = ?' },
-  /** name_lower, name, query, last_etag, created_at */
-  insertSubscription: {
+  /**
+   * Schema 3's insertSubscription, before subscriptions had parameters: no longer written, kept so that a
+   * restore can still replay a mirror chain schema 3 wrote.
+   */
+  insertSubscriptionV3: {
     code: 11,
     params: 5,
     sql: `INSERT INTO subscriptions (name_lower, name, query, last_etag, created_at, last_ack_at)
@@ -107,6 +112,13 @@ export const WRITE_OPS = {
        WHERE name_lower = ?`,
   },
   deleteSubscription: { code: 13, params: 1, sql: 'DELETE FROM subscriptions WHERE name_lower = ?' },
+  /** name_lower, name, query, parameters JSON (null: none), last_etag, created_at */
+  insertSubscription: {
+    code: 14,
+    params: 6,
+    sql: `INSERT INTO subscriptions (name_lower, name, query, parameters, last_etag, created_at, last_ack_at)
+       VALUES (?, ?, ?, ?, ?, ?, NULL)`,
+  },
 } as const satisfies Record<string, { code: number; params: number; sql: string }>;
 
 export type WriteOpName = keyof typeof WRITE_OPS;
@@ -154,7 +166,7 @@ export interface Statements {
   putIndexDefinition: WriteStmt<[string, string]>;
   deleteIndexDefinition: WriteStmt<[string]>;
   indexDefinitions: Stmt<[], { definition: string }>;
-  insertSubscription: WriteStmt<[string, string, string, number, number]>;
+  insertSubscription: WriteStmt<[string, string, string, string | null, number, number]>;
   setSubscriptionProgress: WriteStmt<[number, number | null, string]>;
   deleteSubscription: WriteStmt<[string]>;
   subscriptionByName: Stmt<[string], SubscriptionRow>;
@@ -167,7 +179,7 @@ export interface Statements {
   anyDue: Stmt<[{ due: number }], { one: number }>;
 }
 
-const SUBSCRIPTION_COLUMNS = 'name, query, last_etag, created_at, last_ack_at';
+const SUBSCRIPTION_COLUMNS = 'name, query, parameters, last_etag, created_at, last_ack_at';
 
 export function prepareStatements(db: BetterSqlite3.Database): Statements {
   const prepare = <P extends unknown[] = unknown[], R = unknown>(sql: string): Stmt<P, R> =>

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { QueryParameters } from '@rookery/protocol';
 import { makeTempDir } from '@rookery/testkit';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import { Database } from '../database.js';
 import { DatabaseIndexer } from '../indexing/database-indexer.js';
 import { INDEXES_DIRECTORY, indexFileName } from '../indexing/index-file.js';
 import { IndexReader } from '../query/index-reader.js';
+import type { Predicate } from '../query/plan.js';
 import { matches } from './matches.js';
 import { compileSubscriptionQuery } from './query.js';
 
@@ -106,6 +108,23 @@ afterAll(async () => {
 /** The index's field names for a query's paths: `Lines[].Product` is indexed as `Lines.Product`. */
 const asIndexed = (where: string) => where.replaceAll('Lines[].Product', 'Lines.Product');
 
+/** The same condition with every written value (text, number, boolean, null) passed as a `$parameter`. */
+function parametrized(where: string): { text: string; parameters: QueryParameters } {
+  const parameters: QueryParameters = {};
+  const text = where.replace(/'[^']*'|-?\d+(?:\.\d+)?|\b(?:true|false|null)\b/g, (literal) => {
+    const name = `p${Object.keys(parameters).length}`;
+    parameters[name] = literal.startsWith("'") ? literal.slice(1, -1) : JSON.parse(literal);
+    return `$${name}`;
+  });
+  return { text, parameters };
+}
+
+const matching = (where: Predicate) =>
+  [...docs]
+    .filter(([, doc]) => matches(where, doc))
+    .map(([id]) => id)
+    .sort();
+
 describe('subscription where clauses', () => {
   it('match exactly the documents a query through an index matches (property)', () => {
     fc.assert(
@@ -115,13 +134,27 @@ describe('subscription where clauses', () => {
           .run({ where: compiled, orderBy: [], skip: 0, take: 10_000 })
           .entries.map((e) => e.docId)
           .sort();
-        const actual = [...docs]
-          .filter(([, doc]) => matches(compiled, doc))
-          .map(([id]) => id)
-          .sort();
-        expect(actual, where).toEqual(expected);
+        expect(matching(compiled), where).toEqual(expected);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('read $parameters as the values a query reads them as: as if written into the query (property)', () => {
+    fc.assert(
+      fc.property(condition, (where) => {
+        const written = compileSubscriptionQuery(`from Users where ${asIndexed(where)}`).where!;
+        const { text, parameters } = parametrized(asIndexed(where));
+        expect(text).not.toMatch(/'/);
+        const passed = compileSubscriptionQuery(`from Users where ${text}`, parameters).where!;
+        expect(passed, text).toEqual(written);
+        const expected = reader
+          .run({ where: written, orderBy: [], skip: 0, take: 10_000 })
+          .entries.map((e) => e.docId)
+          .sort();
+        expect(matching(passed), text).toEqual(expected);
+      }),
+      { numRuns: 150 },
     );
   });
 
@@ -145,5 +178,12 @@ describe('subscription where clauses', () => {
     expect(check('exists(Phone)')).toBe(false);
     expect(check("not (Name = 'ada' or Name = 'bob')")).toBe(false);
     expect(check("Phone = null and Name != 'bob'")).toBe(true);
+    const withParameters = (where: string, parameters: QueryParameters) =>
+      matches(compileSubscriptionQuery(`from Users where ${where}`, parameters).where!, doc);
+    expect(withParameters('Tags all in ($tags)', { tags: ['MATH', 'engines'] })).toBe(true);
+    expect(withParameters('Tags all in ($tags)', { tags: ['math', 'poetry'] })).toBe(false);
+    expect(withParameters('Phone = $none and startsWith(Name, $prefix)', { none: null, prefix: 'A' })).toBe(
+      true,
+    );
   });
 });

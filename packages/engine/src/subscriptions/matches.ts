@@ -8,6 +8,8 @@ import type { Predicate, Scalar } from '../query/plan.js';
  * every value at a path is a term (arrays are flattened, a missing value is null), strings compare without
  * regard to case, booleans as 'true'/'false', a comparison matches when any term matches, `!=` is "not =",
  * and terms order as SQLite orders them: numbers < text < null, with `<`/`>` never crossing kinds.
+ * `$name` references arrive resolved: the predicate was compiled with the subscription's parameters by the
+ * compiler queries use (query.ts), so a value given as a parameter compares exactly as if written inline.
  */
 export function matches(predicate: Predicate, doc: Record<string, unknown>): boolean {
   switch (predicate.kind) {

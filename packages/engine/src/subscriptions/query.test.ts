@@ -16,6 +16,27 @@ describe('subscription queries', () => {
     });
   });
 
+  it('resolve $parameters as a query does, and refuse one that was not given, naming it', () => {
+    expect(compileSubscriptionQuery('from Users where Age > $min', { min: 30 }).where).toEqual(
+      compileSubscriptionQuery('from Users where Age > 30').where,
+    );
+    // A list spreads into in (…), beside written values.
+    expect(
+      compileSubscriptionQuery("from Users where Name in ($names, 'cy')", { names: ['ada', 'bo'] }),
+    ).toEqual(compileSubscriptionQuery("from Users where Name in ('ada', 'bo', 'cy')"));
+    expect(() =>
+      compileSubscriptionQuery('from Users where Age > $min and Name = $name', { min: 3 }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'InvalidQuery',
+        message: expect.stringMatching(/\$name .*has no "name"/),
+      }),
+    );
+    expect(() => compileSubscriptionQuery('from Users where Age > $min', { min: [1, 2] })).toThrow(
+      expect.objectContaining({ code: 'InvalidQuery', message: expect.stringMatching(/\$min is a list/) }),
+    );
+  });
+
   it.each([
     ["from index 'Users/ByName'", /from index is not supported/],
     ['from Users order by Name', /order by/],
@@ -26,7 +47,6 @@ describe('subscription queries', () => {
     ["from Users where boost(Name = 'ada', 2)", /boost\(\)/],
     ["from Users where regex(Name, '^a')", /regex\(\)/],
     ['from Users where spatial.within(Location, spatial.circle(1, 2, 3))', /spatial/],
-    ['from Users where Age > $min', /\$parameters/],
     ['from Users where count() > 1', /count\(/],
     ['from Users where', /.+/],
   ])('refuse %s with a 400 that says what subscriptions support', (query, message) => {

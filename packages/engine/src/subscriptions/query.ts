@@ -1,4 +1,4 @@
-import { RookeryError } from '@rookery/protocol';
+import { type QueryParameters, RookeryError } from '@rookery/protocol';
 import type { RqlQuery } from '@rookery/rql';
 import { parseQueryText, RqlCompiler } from '../query/compile-rql.js';
 import type { Predicate } from '../query/plan.js';
@@ -11,7 +11,7 @@ export interface SubscriptionQuery {
 
 const SUPPORTED =
   'a subscription query is "from Collection [where …]" (or from @all_docs), with =, !=, <, <=, >, >=, ' +
-  'between, in, all in, and, or, not, parentheses, startsWith(), endsWith(), exists() and id()';
+  'between, in, all in, and, or, not, parentheses, startsWith(), endsWith(), exists(), id() and $parameters';
 
 /** Clauses a subscription cannot have: it delivers whole documents in etag order. */
 const CLAUSES: ReadonlyArray<[keyof RqlQuery, string]> = [
@@ -30,15 +30,17 @@ const CONDITIONS: Readonly<Record<string, string>> = {
   spatial: 'spatial conditions',
   regex: 'regex()',
   boost: 'boost()',
-  parameter: '$parameters (write the value into the query)',
 };
 
 /**
  * Parses and checks a subscription's query. Subscriptions read documents in etag order and evaluate the
  * `where` clause on each one in memory (see matches.ts), so anything that needs an index is refused with a
  * 400 `InvalidQuery` that says what subscriptions support. A collection that has no documents yet is fine.
+ * `$name` references are resolved from `parameters` by the compiler queries use, so they mean what they
+ * mean in a query (a list parameter spreads into `in (…)`, and is refused where one value is expected);
+ * one that `parameters` lacks is a 400 `InvalidQuery` naming it.
  */
-export function compileSubscriptionQuery(text: string): SubscriptionQuery {
+export function compileSubscriptionQuery(text: string, parameters: QueryParameters = {}): SubscriptionQuery {
   const ast = parseQueryText(text);
   if (ast.from.kind === 'index') {
     throw invalid(`from index is not supported: ${SUPPORTED}`);
@@ -52,7 +54,7 @@ export function compileSubscriptionQuery(text: string): SubscriptionQuery {
       if (what) throw invalid(`${what} is not supported: ${SUPPORTED}`);
     }
   }
-  const where = new RqlCompiler(ast, {}).where();
+  const where = new RqlCompiler(ast, parameters).where();
   return { collection: ast.from.name === '@all_docs' ? null : ast.from.name, where };
 }
 

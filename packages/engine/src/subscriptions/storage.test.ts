@@ -3,7 +3,10 @@ import { makeTempDir } from '@rookery/testkit';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Database } from '../database.js';
+import { encodeRecord, RECORD_HEADER_BYTES } from '../mirror/record.js';
+import { Replayer } from '../mirror/replay.js';
 import { restoreDatabase } from '../mirror/restore.js';
+import { WRITE_OPS } from '../storage/statements.js';
 
 let tmp: ReturnType<typeof makeTempDir>;
 let local: string;
@@ -45,6 +48,7 @@ describe('subscriptions in docs.db', () => {
     expect(created).toEqual({
       name: 'New-Users',
       query: 'from Users where Age > 30',
+      parameters: {},
       lastEtag: 0,
       createdAt: now,
       lastAcknowledgedAt: null,
@@ -59,10 +63,35 @@ describe('subscriptions in docs.db', () => {
     await expect(
       db.createSubscription({ name: 'bad', query: "from Users where search(Name, 'x')", startFrom: 'Now' }),
     ).rejects.toMatchObject({ code: 'InvalidQuery' });
+    await expect(
+      db.createSubscription({ name: 'bad', query: 'from Users where Age > $min', startFrom: 'Now' }),
+    ).rejects.toMatchObject({ code: 'InvalidQuery', message: expect.stringMatching(/\$min/) });
     expect(await db.deleteSubscription('NEW-users')).toBe(true);
     expect(await db.deleteSubscription('new-users')).toBe(false);
     expect(db.subscription('new-users')).toBeNull();
     expect(db.subscriptions().map((s) => s.name)).toEqual(['later']);
+  });
+
+  it('keep their $parameters, as given, across a reopen', async () => {
+    const db = track(Database.create(local, 'shop', { clock }));
+    const parameters = { min: 30, names: ['Ada', 'żółw 🐢'], active: true, none: null };
+    const query = 'from Users where Age > $min and Name in ($names) and Active = $active and Phone = $none';
+    expect(
+      await db.createSubscription({ name: 'p', query, parameters, startFrom: 'Beginning' }),
+    ).toMatchObject({
+      query,
+      parameters,
+    });
+    await db.createSubscription({
+      name: 'empty',
+      query: 'from Users',
+      parameters: {},
+      startFrom: 'Beginning',
+    });
+    await close(db);
+    const reopened = track(Database.open(local, { clock }));
+    expect(reopened.subscription('p')!.parameters).toEqual(parameters);
+    expect(reopened.subscription('empty')!.parameters).toEqual({});
   });
 
   it('record progress without taking an etag or telling commit listeners, and never move it back', async () => {
@@ -114,12 +143,55 @@ describe('subscriptions in docs.db', () => {
     expect(upgraded.get('users/1')).not.toBeNull();
   });
 
+  it('get their parameters column in a database file schema 3 wrote, its subscriptions kept without parameters', async () => {
+    const db = track(Database.create(local, 'shop', { clock }));
+    await put(db, 'users/1');
+    await db.createSubscription({ name: 'old', query: 'from Users', startFrom: 'Beginning' });
+    await db.recordSubscriptionProgress('old', 1, true);
+    await close(db);
+    // Back to the file as schema 3 wrote it: the subscriptions table without its parameters column.
+    const sqlite = new BetterSqlite3(path.join(local, 'docs.db'));
+    sqlite.exec('ALTER TABLE subscriptions DROP COLUMN parameters');
+    sqlite.pragma('user_version = 3');
+    sqlite.close();
+    const upgraded = track(Database.open(local, { clock }));
+    expect(upgraded.subscription('old')).toMatchObject({ query: 'from Users', parameters: {}, lastEtag: 1 });
+    await upgraded.createSubscription({
+      name: 'new',
+      query: 'from Users where Age > $min',
+      parameters: { min: 3 },
+      startFrom: 'Beginning',
+    });
+    expect(upgraded.subscription('new')!.parameters).toEqual({ min: 3 });
+  });
+
+  it("replay schema 3's mirrored creation on a schema 3 snapshot, whose table has no parameters column", async () => {
+    await Database.create(local, 'shop', { clock }).close();
+    const sqlite = new BetterSqlite3(path.join(local, 'docs.db'));
+    try {
+      sqlite.exec('ALTER TABLE subscriptions DROP COLUMN parameters');
+      // What schema 3 recorded for a creation: insertSubscription before parameters (op 11).
+      const ops = [WRITE_OPS.insertSubscriptionV3.code, ['s', 'S', 'from Users', 0, now]];
+      new Replayer(sqlite).apply(encodeRecord(1, now, 3, ops).subarray(RECORD_HEADER_BYTES));
+      expect(sqlite.prepare('SELECT name, query, last_etag FROM subscriptions').all()).toEqual([
+        { name: 'S', query: 'from Users', last_etag: 0 },
+      ]);
+    } finally {
+      sqlite.close();
+    }
+  });
+
   it('reach the mirror: a restore brings back a subscription with its acknowledged progress', async () => {
     const mirror = path.join(tmp.dir, 'mirror');
     const db = track(Database.create(local, 'shop', { clock, mirror: { directory: mirror, mode: 'sync' } }));
     await put(db, 'users/1');
     const createdAt = now;
-    await db.createSubscription({ name: 'a', query: "from Users where Name = 'x'", startFrom: 'Beginning' });
+    await db.createSubscription({
+      name: 'a',
+      query: 'from Users where Name = $name',
+      parameters: { name: 'x' },
+      startFrom: 'Beginning',
+    });
     await db.createSubscription({ name: 'b', query: 'from Users', startFrom: 'Beginning' });
     await put(db, 'users/2');
     now += 1000;
@@ -133,7 +205,8 @@ describe('subscriptions in docs.db', () => {
     expect(restored.subscriptions()).toEqual([
       {
         name: 'a',
-        query: "from Users where Name = 'x'",
+        query: 'from Users where Name = $name',
+        parameters: { name: 'x' },
         lastEtag: 2,
         createdAt,
         lastAcknowledgedAt: now,

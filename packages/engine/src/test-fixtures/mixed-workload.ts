@@ -80,7 +80,14 @@ export async function mixedStep(db: Database, random: () => number, step: number
   const subscription = `things-${step >> 2}`;
   if (step % 4 === 0) {
     const startFrom = step % 8 === 0 ? 'Beginning' : 'Now';
-    work.push(db.createSubscription({ name: subscription, query: 'from Things where N > 5', startFrom }));
+    work.push(
+      db.createSubscription({
+        name: subscription,
+        query: 'from Things where N > $min',
+        parameters: { min: 5 },
+        startFrom,
+      }),
+    );
     work.push(db.createSubscription({ name: subscription, query: 'from Things', startFrom }));
   } else if (step % 4 === 1) work.push(db.recordSubscriptionProgress(subscription, db.lastEtag, true));
   else if (step % 4 === 2) work.push(db.recordSubscriptionProgress(subscription, db.lastEtag + 1, false));
