@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DocumentIdSchema } from './documents.js';
-import { QueryRequestSchema } from './queries.js';
+import { type QueryParameters, QueryParametersSchema, QueryRequestSchema } from './queries.js';
 
 // Live data: the changes feed, NDJSON streams and subscriptions. docs/live-data.md describes the wire
 // protocol these schemas check; the tenant serves it, the gateway carries it, @rookery/client speaks it.
@@ -136,6 +136,8 @@ export const SubscriptionCreateSchema = z
       .string()
       .min(1)
       .max(64 * 1024),
+    /** The values of the query's `$name` references, as a query takes them; stored with the subscription. */
+    QueryParameters: QueryParametersSchema.optional(),
     /** Where the subscription starts: every existing document (default), or only changes after now. */
     StartFrom: z.enum(['Beginning', 'Now']).optional(),
   })
@@ -146,6 +148,8 @@ export type SubscriptionCreate = z.infer<typeof SubscriptionCreateSchema>;
 export interface SubscriptionState {
   Name: string;
   Query: string;
+  /** The values its query's `$name` references read (`{}` when it has none). */
+  QueryParameters: QueryParameters;
   /** The etag of the last document the consumer acknowledged (its batch's last etag). */
   LastAcknowledgedEtag: number;
   CreatedAt: string;

@@ -29,6 +29,7 @@ export function subscriptionRoutes(
   const stateOf = (db: Database, record: SubscriptionRecord): SubscriptionState => ({
     Name: record.name,
     Query: record.query,
+    QueryParameters: record.parameters,
     LastAcknowledgedEtag: record.lastEtag,
     CreatedAt: new Date(record.createdAt).toISOString(),
     LastAcknowledgedAt:
@@ -42,6 +43,7 @@ export function subscriptionRoutes(
     const record = await db.createSubscription({
       name: body.Name,
       query: body.Query,
+      parameters: body.QueryParameters,
       startFrom: body.StartFrom ?? 'Beginning',
     });
     return reply.code(201).send(stateOf(db, record));

@@ -138,7 +138,7 @@ export class SubscriptionConnection implements SubscriptionConsumer {
     }
     const cursor = new SubscriptionCursor(
       this.db,
-      compileSubscriptionQuery(subscription.query),
+      compileSubscriptionQuery(subscription.query, subscription.parameters),
       subscription.lastEtag,
     );
     this.send({ Type: 'Connected', Name: subscription.name, LastAcknowledgedEtag: subscription.lastEtag });

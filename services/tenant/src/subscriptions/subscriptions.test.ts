@@ -54,6 +54,7 @@ describe('subscriptions: HTTP', () => {
     expect(created.json).toMatchObject({
       Name: 'new-users',
       Query: 'from Users where Age > 30',
+      QueryParameters: {},
       LastAcknowledgedEtag: 0,
       LastAcknowledgedAt: null,
       Connected: false,
@@ -80,6 +81,24 @@ describe('subscriptions: HTTP', () => {
     const stats = await call('GET', '/databases/shop/stats');
     const created = await create('from-now', 'from Olds', { StartFrom: 'Now' });
     expect(created.json.LastAcknowledgedEtag).toBe(stats.json.LastDocEtag);
+  });
+
+  it('keep the $parameters of their query, return them in the state, and refuse one not given', async () => {
+    const query = 'from Priced where Price >= $min and Tag in ($tags)';
+    const parameters = { min: 10, tags: ['red', 'Blue'] };
+    const created = await create('priced', query, { QueryParameters: parameters });
+    expect(created.status).toBe(201);
+    expect(created.json).toMatchObject({ Query: query, QueryParameters: parameters });
+    expect((await call('GET', '/databases/shop/subscriptions/priced')).json.QueryParameters).toEqual(
+      parameters,
+    );
+    const missing = await create('unpriced', query, { QueryParameters: { min: 10 } });
+    expect([missing.status, missing.json.code]).toEqual([400, 'InvalidQuery']);
+    expect(missing.json.detail).toMatch(/\$tags.*QueryParameters has no "tags"/);
+    const notAValue = await create('unpriced', query, { QueryParameters: { min: { gt: 10 }, tags: [] } });
+    expect([notAValue.status, notAValue.json.code]).toEqual([400, 'InvalidRequest']);
+    expect(notAValue.json.detail).toMatch(/QueryParameters\.min/);
+    expect((await call('GET', '/databases/shop/subscriptions/unpriced')).status).toBe(404);
   });
 
   it('refuses bad definitions with problems that say what is wrong', async () => {
@@ -155,6 +174,23 @@ describe('subscriptions: connecting', () => {
     expect(state.LastAcknowledgedAt).not.toBeNull();
     socket.send({ Type: 'Ack', BatchId: 2 });
     expect(ids(await socket.next<Batch>())).toEqual(['gated/7']);
+    await socket.close();
+  });
+
+  it('sends the documents its query matches with its $parameters', async () => {
+    await put(
+      'Tagged',
+      ['tagged/1', { Price: 5, Tag: 'red' }],
+      ['tagged/2', { Price: 20, Tag: 'RED' }],
+      ['tagged/3', { Price: 30, Tag: 'green' }],
+      ['tagged/4', { Price: 40, Tag: 'blue' }],
+    );
+    await create('tagged', 'from Tagged where Price >= $min and Tag in ($tags)', {
+      QueryParameters: { min: 10, tags: ['red', 'Blue'] },
+    });
+    const socket = await connect('tagged');
+    await socket.next(); // Connected
+    expect(ids(await socket.next<Batch>())).toEqual(['tagged/2', 'tagged/4']);
     await socket.close();
   });
 
