@@ -140,6 +140,69 @@ describe('sessions', () => {
     expect(session.advanced.numberOfRequests).toBe(1);
   });
 
+  describe('includes of documents the session already has', () => {
+    beforeAll(async () => {
+      const seed = store.openSession();
+      await seed.store({ Name: 'Initech', '@metadata': { '@collection': 'Companies' } }, 'companies/2');
+      await seed.store({ Name: 'Umbrella', '@metadata': { '@collection': 'Companies' } }, 'companies/3');
+      await seed.store(new User('Joan', 52, 'companies/2'), 'users/joan');
+      await seed.store(new User('Kathleen', 47, 'companies/3'), 'users/kathleen');
+      await seed.store(new User('Radia', 70, 'companies/gone'), 'users/radia');
+      await seed.saveChanges();
+    });
+
+    it('fetches the includes of a document loaded before without them, keeping its object', async () => {
+      const session = store.openSession();
+      const joan = await session.load<User>('users/joan');
+      joan!.Age = 53; // a local change the second load must not overwrite
+      expect(await session.load<User>('users/joan', { includes: ['Company'] })).toBe(joan);
+      expect(session.advanced.numberOfRequests).toBe(2);
+      expect(await session.load('companies/2')).toMatchObject({ Name: 'Initech' });
+      expect(session.advanced.numberOfRequests).toBe(2);
+      expect(joan!.Age).toBe(53);
+      expect(session.advanced.hasChanged(joan!)).toBe(true);
+    });
+
+    it('fetches, in one request, the ids it lacks and the includes of those it has', async () => {
+      const session = store.openSession();
+      const joan = await session.load<User>('users/joan');
+      const users = await session.load<User>(['users/joan', 'users/kathleen', 'users/radia'], {
+        includes: ['Company'],
+        documentType: User,
+      });
+      expect(session.advanced.numberOfRequests).toBe(2);
+      expect(users['users/joan']).toBe(joan);
+      expect(users['users/kathleen']).toBeInstanceOf(User);
+      const companies = await session.load<{ Name: string }>([
+        'companies/2',
+        'companies/3',
+        'companies/gone',
+      ]);
+      expect(session.advanced.numberOfRequests).toBe(2);
+      expect(companies['companies/2']?.Name).toBe('Initech');
+      expect(companies['companies/3']?.Name).toBe('Umbrella');
+      expect(companies['companies/gone']).toBeNull(); // known not to exist: no request either
+      // An included document does not take the type of the documents that referenced it.
+      expect(companies['companies/2']).not.toBeInstanceOf(User);
+    });
+
+    it('makes no request when every document and every include is already known', async () => {
+      const session = store.openSession();
+      await session.load(['users/joan', 'users/radia'], { includes: ['Company'] });
+      const joan = await session.load<User>('users/joan');
+      expect(await session.load(['users/joan', 'users/radia'], { includes: ['Company'] })).toMatchObject({
+        'users/joan': joan,
+      });
+      expect(session.advanced.numberOfRequests).toBe(1);
+      // An include reached through a local change is fetched: the next load of it follows the change.
+      joan!.Company = 'companies/3';
+      await session.load('users/joan', { includes: ['Company'] });
+      expect(session.advanced.numberOfRequests).toBe(2);
+      expect(await session.load('companies/3')).toMatchObject({ Name: 'Umbrella' });
+      expect(session.advanced.numberOfRequests).toBe(2);
+    });
+  });
+
   it('stops a session that makes too many requests', async () => {
     const session = store.openSession();
     const error = await (async () => {

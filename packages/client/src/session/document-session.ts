@@ -1,7 +1,7 @@
 // A session is a unit of work (RavenDB's model): entities loaded or stored in it are tracked, the same
 // id always gives the same object, and saveChanges() sends what changed (new, modified and deleted
 // documents) as ONE bulk_docs batch: one ACID transaction on the server.
-import type { QueryRequest } from '@rookery/protocol';
+import { type QueryRequest, referencedIds } from '@rookery/protocol';
 import { type AggressiveCacheHandle, disposable } from '../aggressive-cache-handle.js';
 import type { DocumentConventions } from '../conventions.js';
 import { clientError, DocumentNotFoundError, errorForCode } from '../errors.js';
@@ -18,7 +18,13 @@ import { DocumentQuery, type QueryRunner } from '../query/document-query.js';
 import type { QuerySource } from '../query/query-builder.js';
 import { DocumentStream } from '../streaming/document-stream.js';
 import { buildBatch, documentsUrlChunks } from './session-requests.js';
-import { type DocumentInfo, type EntityType, type Metadata, TrackedDocuments } from './tracked-documents.js';
+import {
+  type DocumentInfo,
+  type EntityType,
+  idKey,
+  type Metadata,
+  TrackedDocuments,
+} from './tracked-documents.js';
 
 /** What a session needs from its store. */
 export interface SessionContext {
@@ -134,8 +140,9 @@ export class DocumentSession implements QueryRunner {
     options: LoadOptions<T> = {},
   ): Promise<T | null | Record<string, T | null>> {
     const ids = typeof idOrIds === 'string' ? [idOrIds] : [...idOrIds];
-    const toFetch = ids.filter((id) => this.tracked.lookup(id, options.documentType) === null);
-    if (toFetch.length > 0) await this.fetch([...new Set(toFetch)], options);
+    const toFetch = distinctIds(ids.filter((id) => this.tracked.lookup(id, options.documentType) === null));
+    const includesToFetch = this.unknownIncludes(ids, options.includes ?? [], toFetch);
+    if (toFetch.length > 0 || includesToFetch.length > 0) await this.fetch(toFetch, includesToFetch, options);
     const entityOf = (id: string) =>
       (this.tracked.lookup(id, options.documentType)?.entity ?? null) as T | null;
     if (typeof idOrIds === 'string') return entityOf(idOrIds);
@@ -272,16 +279,46 @@ export class DocumentSession implements QueryRunner {
     this.requests += 1;
   }
 
-  private async fetch<T>(ids: string[], options: LoadOptions<T>): Promise<void> {
-    const includes = options.includes ?? [];
-    for (const path of documentsUrlChunks(this.context.databasePath, ids, includes)) {
+  /**
+   * The ids the include paths reach from the requested documents this session already has, and that it
+   * does not know yet. Having a document is no reason to skip its includes: the caller asked for them so
+   * that following its references needs no request. Paths are read on the entity as it is now, since that
+   * is what the caller will follow.
+   */
+  private unknownIncludes(ids: readonly string[], includes: readonly string[], toFetch: string[]): string[] {
+    if (includes.length === 0) return [];
+    const fetching = new Set(toFetch.map(idKey));
+    const reached: string[] = [];
+    for (const id of ids) {
+      const entity = this.tracked.infoForId(id)?.entity;
+      if (entity === undefined) continue;
+      for (const path of includes) {
+        for (const ref of referencedIds(entity, path)) {
+          if (!fetching.has(idKey(ref)) && !this.tracked.knows(ref)) reached.push(ref);
+        }
+      }
+    }
+    return distinctIds(reached);
+  }
+
+  /**
+   * Loads `ids` with the include paths, and `includedIds` (reached from documents the session has) as
+   * they are, in the same requests. The latter are kept as includes, not tracked: they were not asked for,
+   * and must not take the requested documents' type.
+   */
+  private async fetch<T>(ids: string[], includedIds: string[], options: LoadOptions<T>): Promise<void> {
+    const all = [...ids, ...includedIds];
+    const asIncluded = new Set(includedIds.map(idKey));
+    // The paths apply to the documents being loaded; on those already in hand unknownIncludes read them.
+    const includes = ids.length > 0 ? (options.includes ?? []) : [];
+    for (const path of documentsUrlChunks(this.context.databasePath, all, includes)) {
       let value: unknown;
       try {
         ({ value } = await this.request<unknown>({ method: 'GET', path, cache: true }));
       } catch (error) {
         // The server answers 404 for one missing id without includes: load's answer is null.
-        if (error instanceof DocumentNotFoundError && ids.length === 1) {
-          this.tracked.markMissing(ids[0]!);
+        if (error instanceof DocumentNotFoundError && all.length === 1) {
+          this.tracked.markMissing(all[0]!);
           continue;
         }
         throw error;
@@ -289,12 +326,21 @@ export class DocumentSession implements QueryRunner {
       const answer = parseResponse(GetDocumentsResponseSchema, value, 'documents answer');
       const chunkIds = new URLSearchParams(path.slice(path.indexOf('?') + 1)).getAll('id');
       answer.Results.forEach((document, index) => {
-        if (document === null) this.tracked.markMissing(chunkIds[index]!);
+        const id = chunkIds[index]!;
+        if (asIncluded.has(idKey(id))) this.tracked.addInclude(id, document);
+        else if (document === null) this.tracked.markMissing(id);
         else this.tracked.trackLoaded(document, options.documentType);
       });
       this.tracked.addIncludes(answer.Includes);
     }
   }
+}
+
+/** The ids once each, compared as the server compares them (case-insensitively), first spelling kept. */
+function distinctIds(ids: readonly string[]): string[] {
+  const byKey = new Map<string, string>();
+  for (const id of ids) if (!byKey.has(idKey(id))) byKey.set(idKey(id), id);
+  return [...byKey.values()];
 }
 
 /** `session.advanced`: what most code does not need. */

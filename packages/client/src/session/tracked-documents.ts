@@ -46,6 +46,12 @@ export class TrackedDocuments {
     return this.byId.get(idKey(id));
   }
 
+  /** Whether a load of this id needs no request (tracked, deleted, known missing or held as an include). */
+  knows(id: string): boolean {
+    const key = idKey(id);
+    return this.byId.has(key) || this.deleted.has(key) || this.missing.has(key) || this.included.has(key);
+  }
+
   /** An id this session can answer without a request: the entity, or null when known to be absent or deleted. */
   lookup(id: string, documentType?: EntityType<unknown>): { found: true; entity: object | null } | null {
     const key = idKey(id);
@@ -114,12 +120,14 @@ export class TrackedDocuments {
 
   /** Includes from a load or a query: kept as documents until asked for. */
   addIncludes(includes: Record<string, unknown>): void {
-    for (const [id, document] of Object.entries(includes)) {
-      const key = idKey(id);
-      if (this.byId.has(key)) continue;
-      if (isJsonObject(document)) this.included.set(key, document);
-      else this.included.set(key, null);
-    }
+    for (const [id, document] of Object.entries(includes)) this.addInclude(id, document);
+  }
+
+  /** One included document (null or not an object: it does not exist), unless the id is tracked already. */
+  addInclude(id: string, document: unknown): void {
+    const key = idKey(id);
+    if (this.byId.has(key)) return;
+    this.included.set(key, isJsonObject(document) ? document : null);
   }
 
   markMissing(id: string): void {
