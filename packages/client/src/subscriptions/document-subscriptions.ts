@@ -1,16 +1,21 @@
 // `store.subscriptions`: create, list and delete subscriptions over HTTP, and open workers that consume
 // them over a WebSocket (subscription-worker.ts).
-import type { SubscriptionState } from '@rookery/protocol';
+import { type QueryParameters, QueryParametersSchema, type SubscriptionState } from '@rookery/protocol';
 import { z } from 'zod';
 import type { RequestExecutor } from '../http/request-executor.js';
 import { parseResponse, SubscriptionStateSchema } from '../http/responses.js';
 import type { LiveSocketOptions } from '../live/live-socket.js';
 import { SubscriptionWorker, type SubscriptionWorkerOptions } from './subscription-worker.js';
 
+/** A subscription's state, its query's parameters included (checked with the schema the server takes them with). */
+const StateSchema = SubscriptionStateSchema.extend({ QueryParameters: QueryParametersSchema });
+
 export interface SubscriptionCreation {
   name: string;
   /** `from Collection [where …]`: documents are read in etag order and filtered (no index). */
   query: string;
+  /** The values of the query's `$name` references, as a query takes them; kept with the subscription. */
+  parameters?: QueryParameters;
   /** Every existing matching document (default), or only those changed from now on. */
   startFrom?: 'Beginning' | 'Now';
 }
@@ -27,7 +32,10 @@ export class DocumentSubscriptions {
 
   constructor(private readonly context: SubscriptionsContext) {}
 
-  /** Creates a subscription; SubscriptionAlreadyExists if the name is taken. Returns its name. */
+  /**
+   * Creates a subscription; SubscriptionAlreadyExists if the name is taken, InvalidQuery if the query uses a
+   * `$name` that `parameters` lacks. Returns its name.
+   */
   async create(creation: SubscriptionCreation): Promise<string> {
     await this.context.executor.execute({
       method: 'PUT',
@@ -35,6 +43,7 @@ export class DocumentSubscriptions {
       body: JSON.stringify({
         Name: creation.name,
         Query: creation.query,
+        ...(creation.parameters === undefined ? {} : { QueryParameters: creation.parameters }),
         ...(creation.startFrom === undefined ? {} : { StartFrom: creation.startFrom }),
       }),
       // A PUT that already succeeded answers 409 when sent again: not a request to repeat blindly.
@@ -50,7 +59,7 @@ export class DocumentSubscriptions {
     });
     // The list comes as an array, or wrapped as { Results: [...] } like the other list answers.
     const list = Array.isArray(value) ? value : (value as { Results?: unknown } | null)?.Results;
-    return parseResponse(z.array(SubscriptionStateSchema), list, 'subscription list') as SubscriptionState[];
+    return parseResponse(z.array(StateSchema), list, 'subscription list') as SubscriptionState[];
   }
 
   async getSubscription(name: string): Promise<SubscriptionState> {
@@ -58,7 +67,7 @@ export class DocumentSubscriptions {
       method: 'GET',
       path: `${this.context.databasePath}/subscriptions/${encodeURIComponent(name)}`,
     });
-    return parseResponse(SubscriptionStateSchema, value, 'subscription') as SubscriptionState;
+    return parseResponse(StateSchema, value, 'subscription') as SubscriptionState;
   }
 
   async delete(name: string): Promise<void> {
