@@ -61,6 +61,22 @@ describe('classifyTenantRoute', () => {
     expect(classifyTenantRoute('GET', '/tenants/acme/usage')).toBeNull();
     expect(classifyTenantRoute('GET', '/')).toBeNull();
   });
+
+  it("decides access on the path as the tenant's router reads it: percent-decoded, an encoded slash kept", () => {
+    const accessOf = (method: string, url: string) => classifyTenantRoute(method, url)?.access;
+    // The router takes %61dmin as admin: so does the classification, and the path goes on as it was sent.
+    expect(classifyTenantRoute('POST', '/databases/shop/%61dmin/sweep')).toEqual({
+      explicitTenant: null,
+      database: 'shop',
+      access: 'admin',
+      upstreamPath: '/databases/shop/%61dmin/sweep',
+    });
+    expect(accessOf('POST', '/databases/shop/%73treams/queries')).toBe('read');
+    // An encoded slash stays in its segment, for the router as here: not the streamed query route.
+    expect(accessOf('POST', '/databases/shop/streams%2Fqueries')).toBe('write');
+    expect(accessOf('POST', '/databases/my%2Fdb/admin/sweep')).toBe('admin');
+    expect(classifyTenantRoute('GET', '/databases/shop/%E0%A4%A/docs')).toBeNull();
+  });
 });
 
 describe('isControlPath', () => {

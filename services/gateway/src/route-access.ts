@@ -42,8 +42,24 @@ export function classifyTenantRoute(method: string, url: string): TenantRoute | 
   const database = DATABASE.exec(path);
   if (!database) return null;
   const name = decodeSegment(database[1]!);
-  if (name === null) return null;
-  return { explicitTenant, database: name, access: accessOf(method, path), upstreamPath };
+  const routed = routedPath(path);
+  if (name === null || routed === null) return null;
+  return { explicitTenant, database: name, access: accessOf(method, routed), upstreamPath };
+}
+
+/**
+ * The path as the tenant's router matches it: percent-decoded, except an encoded slash, which stays inside
+ * its segment. Access is decided on it, not on the path as sent, because the router also takes `admin`
+ * spelt `%61dmin`: decided on the raw path, that would be a write reaching an administration route. Null
+ * when it does not decode (the router refuses it too). The path is still forwarded as it was sent.
+ */
+function routedPath(path: string): string | null {
+  if (!path.includes('%')) return path;
+  try {
+    return decodeURIComponent(path.replace(/%2f/gi, '%252F'));
+  } catch {
+    return null;
+  }
 }
 
 /** POSTs that only read: a query, and a query streamed as NDJSON (RQL updates are not supported). */
