@@ -40,6 +40,8 @@ export const ErrorCodes = {
   Forbidden: 403,
   TenantRequired: 400,
   RateLimited: 429,
+  /** A tenant holds as many WebSockets (or NDJSON streams) open through a gateway as it may. */
+  TooManyLiveConnections: 429,
   StorageQuotaExceeded: 507,
   TenantStarting: 503,
   TenantUnavailable: 503,
@@ -121,6 +123,7 @@ const TITLES: Record<ErrorCode, string> = {
   Forbidden: 'Forbidden',
   TenantRequired: 'Tenant required',
   RateLimited: 'Request rate limit reached',
+  TooManyLiveConnections: 'Too many live connections',
   StorageQuotaExceeded: 'Storage quota exceeded',
   TenantStarting: 'Tenant starting',
   TenantUnavailable: 'Tenant unavailable',
