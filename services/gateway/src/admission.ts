@@ -1,13 +1,15 @@
 // Everything the gateway checks before a byte reaches a tenant, shared by both ways in (a request and a
 // WebSocket upgrade), so the two can never disagree on who gets through: the client certificate's
-// principal, a person's two-factor session, the route's authorisation, the tenant's quotas, and the
-// tenant's socket (woken if it sleeps). Each step throws a Refusal the caller writes back its own way.
+// principal, a person's two-factor session, the route's authorisation, the tenant's quotas, its live
+// connections (WebSockets, NDJSON streams), and the tenant's socket (woken if it sleeps). Each step throws
+// a Refusal the caller writes back its own way.
 import type { TLSSocket } from 'node:tls';
 import type { Principal, Tenant } from '@rookery/control';
 import { identityOf } from '@rookery/pki';
 import { authorize } from './authorize.js';
 import type { StorageCache, TtlCache } from './caches.js';
 import type { HostClient } from './host-client.js';
+import type { LiveConnectionLimits, LiveKind, Release } from './live-limits.js';
 import type { PrincipalDirectory, Resolved } from './principals.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { gatewayError } from './refusal.js';
@@ -22,6 +24,7 @@ export interface AdmissionDeps {
   limiter: RateLimiter;
   storage: StorageCache;
   hosts: HostClient;
+  liveLimits: LiveConnectionLimits;
 }
 
 export class Admission {
@@ -91,6 +94,15 @@ export class Admission {
       { limit: 'requestsPerSecond', value: tenant.quota.requestsPerSecond },
       rate.retryAfterSeconds,
     );
+  }
+
+  /**
+   * Holds one of the tenant's live connections of `kind` until the caller releases it, when the socket or
+   * stream has ended: 429 `TooManyLiveConnections` at the tenant's limit (live-limits.ts). Asked after
+   * `admit`, so only a caller that may reach the route holds one.
+   */
+  holdLiveConnection(tenantId: string, kind: LiveKind): Release {
+    return this.deps.liveLimits.hold(tenantId, kind);
   }
 
   /** The socket of the tenant's container, waking it first if it sleeps (503 with Retry-After if not ready in time). */

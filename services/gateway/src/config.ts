@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { LogLevelSchema, loadEnvConfig } from '@rookery/protocol';
 import { z } from 'zod';
+import { DEFAULT_LIVE_LIMITS } from './live-limits.js';
+import { TENANT_AGENT_MAX_SOCKETS } from './proxy.js';
 import { DEFAULT_SERVER_TIMEOUTS } from './server-timeouts.js';
 
 const Milliseconds = z.coerce.number().int().min(0);
@@ -32,6 +34,21 @@ export const GatewayConfigSchema = z
     /** 0: no bound on receiving a request (an upload as slow as it likes). */
     requestTimeoutMs: Milliseconds.default(DEFAULT_SERVER_TIMEOUTS.requestTimeoutMs),
     keepAliveTimeoutMs: Milliseconds.min(1_000).default(DEFAULT_SERVER_TIMEOUTS.keepAliveTimeoutMs),
+    /** WebSockets one tenant may hold open through this gateway (live-limits.ts). */
+    maxSocketsPerTenant: z.coerce.number().int().min(1).default(DEFAULT_LIVE_LIMITS.socketsPerTenant),
+    /**
+     * NDJSON streams one tenant may have in flight through this gateway. Below the agent's connections to
+     * the tenant, so that however many streams are open, its other requests still get a connection.
+     */
+    maxStreamsPerTenant: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(
+        TENANT_AGENT_MAX_SOCKETS - 1,
+        `at most ${TENANT_AGENT_MAX_SOCKETS - 1}: the gateway opens ${TENANT_AGENT_MAX_SOCKETS} connections to a tenant, and streams must leave some to its other requests`,
+      )
+      .default(DEFAULT_LIVE_LIMITS.streamsPerTenant),
   })
   .refine((c) => c.requestTimeoutMs === 0 || c.headersTimeoutMs <= c.requestTimeoutMs, {
     path: ['headersTimeoutMs'],
@@ -51,6 +68,8 @@ const ENV_NAMES: Record<keyof GatewayConfig, string> = {
   headersTimeoutMs: 'ROOKERY_GATEWAY_HEADERS_TIMEOUT_MS',
   requestTimeoutMs: 'ROOKERY_GATEWAY_REQUEST_TIMEOUT_MS',
   keepAliveTimeoutMs: 'ROOKERY_GATEWAY_KEEPALIVE_TIMEOUT_MS',
+  maxSocketsPerTenant: 'ROOKERY_GATEWAY_MAX_SOCKETS_PER_TENANT',
+  maxStreamsPerTenant: 'ROOKERY_GATEWAY_MAX_STREAMS_PER_TENANT',
 };
 
 /** Reads the configuration; a bad value stops start-up with a message naming the variable. */

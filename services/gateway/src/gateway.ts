@@ -2,7 +2,8 @@
 // authenticated (certificate → principal, plus a TOTP session for people),
 // authorised against the route, held to its tenant's quotas (admission.ts),
 // then streamed to the tenant's container and metered. WebSocket upgrades take
-// the same admission and become tunnels to the tenant (upgrade.ts). Plain
+// the same admission and become tunnels to the tenant (upgrade.ts); both they and
+// NDJSON streams are held to per-tenant limits (live-limits.ts). Plain
 // node:https rather than fastify: the hot path is a proxy whose bodies must
 // stay streams, and every microsecond here is added to every request of every
 // tenant. /control/… goes to the control plane's API, hosted here in-process
@@ -21,11 +22,12 @@ import { Admission } from './admission.js';
 import { StorageCache, TtlCache } from './caches.js';
 import { DatabaseRecords } from './database-records.js';
 import type { HostClient } from './host-client.js';
+import { DEFAULT_LIVE_LIMITS, LiveConnectionLimits, type LiveLimits } from './live-limits.js';
 import { LiveSockets } from './live-sockets.js';
 import { UsageMeter } from './metering.js';
 import { GatewayMetrics } from './metrics.js';
 import { PrincipalDirectory, type Resolved } from './principals.js';
-import { proxyToTenant, TenantAgents, TenantUnreachable } from './proxy.js';
+import { type ProxyOutcome, proxyToTenant, TenantAgents, TenantUnreachable } from './proxy.js';
 import { RateLimiter } from './rate-limiter.js';
 import { gatewayError, sendProblem } from './refusal.js';
 import { classifyTenantRoute, isControlPath } from './route-access.js';
@@ -59,6 +61,8 @@ export interface GatewayOptions {
   timeouts?: Partial<ServerTimeouts>;
   /** How often open WebSockets are metered and checked for revocation (live-sockets.ts); 1 s by default. */
   liveSweepMs?: number;
+  /** WebSockets and NDJSON streams one tenant may hold open at once (live-limits.ts); DEFAULT_LIVE_LIMITS otherwise. */
+  liveLimits?: Partial<LiveLimits>;
   now?: () => number;
 }
 
@@ -120,6 +124,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     limiter: new RateLimiter(now),
     storage: new StorageCache(options.hosts, options.storageCheckMs ?? 10_000, now),
     hosts: options.hosts,
+    liveLimits: new LiveConnectionLimits({ ...DEFAULT_LIVE_LIMITS, ...options.liveLimits }),
   });
   let requestCounter = 0;
   const nextRequestId = () => `${process.pid.toString(36)}-${(++requestCounter).toString(36)}`;
@@ -189,7 +194,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const route = classifyTenantRoute(request.method ?? 'GET', url);
     if (!route) throw gatewayError('RouteNotFound', `There is no route ${request.method} ${path}.`);
     const tenant = await admission.admit(principal, route);
-    const outcome = await forward(request, response, tenant.id, route.upstreamPath, requestId);
+    // A stream holds one of the agent's connections to the tenant until its answer ends or its reader leaves.
+    const release = route.stream ? admission.holdLiveConnection(tenant.id, 'stream') : null;
+    let outcome: ProxyOutcome;
+    try {
+      outcome = await forward(request, response, tenant.id, route.upstreamPath, requestId);
+    } finally {
+      release?.();
+    }
     databaseRecords.afterProxied(tenant.id, request.method ?? 'GET', route.upstreamPath, outcome.status);
     meter.record(tenant.id, outcome);
     metrics.tenantRequest(tenant.id);

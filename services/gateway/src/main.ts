@@ -41,6 +41,10 @@ const gateway = await startGateway({
     requestTimeoutMs: config.requestTimeoutMs,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
   },
+  liveLimits: {
+    socketsPerTenant: config.maxSocketsPerTenant,
+    streamsPerTenant: config.maxStreamsPerTenant,
+  },
 });
 const stopWatching = watchServerCertificate(paths.serverCertificate, (c) =>
   gateway.rotateServerCertificate(c),

@@ -41,6 +41,12 @@ export class TenantUnreachable extends Error {
   }
 }
 
+/**
+ * Most connections the gateway opens to one tenant for requests; one more waits for one of them. A streamed
+ * answer holds its connection while it lasts, hence the stream limit below this (live-limits.ts).
+ */
+export const TENANT_AGENT_MAX_SOCKETS = 256;
+
 /** One keep-alive agent per socket: connections to a tenant are reused across requests. */
 export class TenantAgents {
   private readonly agents = new Map<string, http.Agent>();
@@ -48,7 +54,7 @@ export class TenantAgents {
   for(socketPath: string): http.Agent {
     let agent = this.agents.get(socketPath);
     if (!agent) {
-      agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+      agent = new http.Agent({ keepAlive: true, maxSockets: TENANT_AGENT_MAX_SOCKETS });
       this.agents.set(socketPath, agent);
     }
     return agent;

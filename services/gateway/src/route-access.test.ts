@@ -36,7 +36,22 @@ describe('classifyTenantRoute', () => {
       database,
       access,
       upstreamPath: url,
+      stream: expect.any(Boolean),
     });
+  });
+
+  it.each([
+    ['GET', '/databases/shop/streams/docs?collection=Users', true],
+    ['POST', '/databases/shop/streams/queries', true],
+    ['GET', '/tenants/acme/databases/shop/streams/queries?query=from%20Users', true],
+    // Spelt as the tenant's router also reads it: still a stream.
+    ['GET', '/databases/shop/%73treams/docs', true],
+    ['GET', '/databases/shop/docs?id=streams/1', false],
+    ['GET', '/databases/streams/docs', false],
+    ['GET', '/databases/shop/changes', false],
+    ['GET', '/databases', false],
+  ])('%s %s is a stream: %s', (method, url, stream) => {
+    expect(classifyTenantRoute(method, url)?.stream).toBe(stream);
   });
 
   it('takes the tenant from /tenants/{id}/… and strips it for the container', () => {
@@ -45,6 +60,7 @@ describe('classifyTenantRoute', () => {
       database: 'shop',
       access: 'read',
       upstreamPath: '/databases/shop/docs?id=a',
+      stream: false,
     });
     expect(classifyTenantRoute('PUT', '/tenants/acme/admin/databases')).toMatchObject({
       explicitTenant: 'acme',
@@ -70,6 +86,7 @@ describe('classifyTenantRoute', () => {
       database: 'shop',
       access: 'admin',
       upstreamPath: '/databases/shop/%61dmin/sweep',
+      stream: false,
     });
     expect(accessOf('POST', '/databases/shop/%73treams/queries')).toBe('read');
     // An encoded slash stays in its segment, for the router as here: not the streamed query route.

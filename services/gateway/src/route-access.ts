@@ -12,6 +12,11 @@ export interface TenantRoute {
   access: Access;
   /** The path (with query string) the tenant container serves. */
   upstreamPath: string;
+  /**
+   * An NDJSON stream (`/databases/{db}/streams/…`): it holds one of the gateway's connections to the tenant
+   * for as long as its reader reads, so it is held to the tenant's stream limit (live-limits.ts).
+   */
+  stream: boolean;
 }
 
 /**
@@ -37,20 +42,29 @@ export function classifyTenantRoute(method: string, url: string): TenantRoute | 
     upstreamPath = (explicit[2] ?? '/') + (explicit[3] ?? '');
   }
   const path = upstreamPath.split('?', 1)[0]!;
-  if (path === '/admin/databases') return { explicitTenant, database: null, access: 'admin', upstreamPath };
-  if (path === '/databases') return { explicitTenant, database: null, access: 'read', upstreamPath };
+  if (path === '/admin/databases')
+    return { explicitTenant, database: null, access: 'admin', upstreamPath, stream: false };
+  if (path === '/databases')
+    return { explicitTenant, database: null, access: 'read', upstreamPath, stream: false };
   const database = DATABASE.exec(path);
   if (!database) return null;
   const name = decodeSegment(database[1]!);
   const routed = routedPath(path);
   if (name === null || routed === null) return null;
-  return { explicitTenant, database: name, access: accessOf(method, routed), upstreamPath };
+  return {
+    explicitTenant,
+    database: name,
+    access: accessOf(method, routed),
+    upstreamPath,
+    stream: STREAM.test(routed),
+  };
 }
 
 /**
  * The path as the tenant's router matches it: percent-decoded, except an encoded slash, which stays inside
- * its segment. Access is decided on it, not on the path as sent, because the router also takes `admin`
- * spelt `%61dmin`: decided on the raw path, that would be a write reaching an administration route. Null
+ * its segment. Access and streams are decided on it, not on the path as sent, because the router also takes
+ * `admin` spelt `%61dmin`: decided on the raw path, that would be a write reaching an administration route
+ * (and `%73treams` a stream that escapes the stream limit). Null
  * when it does not decode (the router refuses it too). The path is still forwarded as it was sent.
  */
 function routedPath(path: string): string | null {
@@ -61,6 +75,8 @@ function routedPath(path: string): string | null {
     return null;
   }
 }
+
+const STREAM = /^\/databases\/[^/]+\/streams\//;
 
 /** POSTs that only read: a query, and a query streamed as NDJSON (RQL updates are not supported). */
 const READING_POST = /^\/databases\/[^/]+\/(queries|streams\/queries)$/;

@@ -1,7 +1,8 @@
 // WebSocket upgrades through the gateway: the changes feed (`GET /databases/{db}/changes`), subscription
 // connections (`…/subscriptions/{name}/connect`), and any other GET under /databases/{db}/ the tenant
 // upgrades. An upgrade is admitted exactly as a request is (admission.ts: certificate, two-factor
-// session, authorisation, tenant isolation, request rate, waking the tenant), carried by
+// session, authorisation, tenant isolation, request rate, waking the tenant), and holds one of the
+// tenant's WebSockets from then until it closes (live-limits.ts), carried by
 // upgrade-proxy.ts, metered as one request plus its traffic, and watched while open by live-sockets.ts.
 // Node hands an upgrade to the server's 'upgrade' event with the raw socket and no ServerResponse, so a
 // refusal is written on that socket as a whole HTTP response.
@@ -99,9 +100,18 @@ export class Upgrades {
       );
     }
     const tenant = await admission.admit(caller.principal, route);
-    const outcome = await this.carry(request, waiting, tenant.id, route.upstreamPath, requestId);
+    // Held before the tenant is woken or asked, so upgrades still waiting count against the limit too.
+    const release = admission.holdLiveConnection(tenant.id, 'websocket');
+    let outcome: UpgradeOutcome;
+    try {
+      outcome = await this.carry(request, waiting, tenant.id, route.upstreamPath, requestId);
+    } catch (error) {
+      release();
+      throw error;
+    }
     this.deps.metrics.tenantRequest(tenant.id);
     if (!outcome.upgraded) {
+      release(); // the tenant answered instead (404, 409): no socket was opened
       this.deps.meter.record(tenant.id, {
         bytesIn: 0,
         bytesOut: outcome.bytesOut,
@@ -112,6 +122,7 @@ export class Upgrades {
     // The upgrade is one request, of at least one work unit like any request; the frames that follow
     // are metered as they flow (live-sockets.ts).
     this.deps.meter.record(tenant.id, { bytesIn: 0, bytesOut: 0, workUnits: Math.max(1, outcome.workUnits) });
+    outcome.tunnel.onClose(release);
     this.deps.live.add({
       tenantId: tenant.id,
       thumbprint: caller.certificate.thumbprint,

@@ -27,6 +27,7 @@ import pino from 'pino';
 import { Agent, request } from 'undici';
 import { type Gateway, startGateway } from '../gateway.js';
 import { HostClient } from '../host-client.js';
+import type { LiveLimits } from '../live-limits.js';
 
 export const TOKEN = 'test-internal-token-0123456789';
 
@@ -80,6 +81,8 @@ export interface StackOptions {
   tenantCacheMs?: number;
   /** How often the gateway re-checks and meters open WebSockets (its default: 1 s). */
   liveSweepMs?: number;
+  /** WebSockets and NDJSON streams one tenant may hold open (the gateway's defaults otherwise). */
+  liveLimits?: Partial<LiveLimits>;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
@@ -127,6 +130,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     storageCheckMs: 0,
     tenantCacheMs: options.tenantCacheMs ?? 0,
     liveSweepMs: options.liveSweepMs,
+    liveLimits: options.liveLimits,
     now: () => clock.now ?? Date.now(),
   });
   const agents: Agent[] = [];

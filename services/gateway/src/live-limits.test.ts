@@ -1,0 +1,162 @@
+// Per-tenant limits on live connections: the configuration, and end to end on the real stack (gateway,
+// host, tenant processes, the real `ws` client and undici over TLS) with small limits: two WebSockets and
+// one NDJSON stream per tenant.
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadGatewayConfig } from './config.js';
+import { DEFAULT_LIVE_LIMITS, LiveConnectionLimits } from './live-limits.js';
+import type { Client, Stack } from './test-fixtures/stack.js';
+import { startTwoTenants } from './test-fixtures/two-tenants.js';
+import { type Opening, openThroughGateway } from './test-fixtures/websocket.js';
+
+const TOKEN = { ROOKERY_INTERNAL_TOKEN: 'a-token-of-16-chars-at-least' };
+
+describe('live connection limits', () => {
+  it('default to 1,000 WebSockets and 128 streams per tenant, and read both from the environment', () => {
+    expect(DEFAULT_LIVE_LIMITS).toEqual({ socketsPerTenant: 1_000, streamsPerTenant: 128 });
+    expect(loadGatewayConfig(TOKEN)).toMatchObject({ maxSocketsPerTenant: 1_000, maxStreamsPerTenant: 128 });
+    expect(
+      loadGatewayConfig({
+        ...TOKEN,
+        ROOKERY_GATEWAY_MAX_SOCKETS_PER_TENANT: '50',
+        ROOKERY_GATEWAY_MAX_STREAMS_PER_TENANT: '8',
+      }),
+    ).toMatchObject({ maxSocketsPerTenant: 50, maxStreamsPerTenant: 8 });
+    // Streams must leave the tenant's other requests some of the gateway's 256 connections to it.
+    expect(() => loadGatewayConfig({ ...TOKEN, ROOKERY_GATEWAY_MAX_STREAMS_PER_TENANT: '256' })).toThrow(
+      /ROOKERY_GATEWAY_MAX_STREAMS_PER_TENANT/,
+    );
+    expect(() => loadGatewayConfig({ ...TOKEN, ROOKERY_GATEWAY_MAX_SOCKETS_PER_TENANT: '0' })).toThrow(
+      /ROOKERY_GATEWAY_MAX_SOCKETS_PER_TENANT/,
+    );
+  });
+
+  it('count per tenant and kind, and give a place back once, however often it is released', () => {
+    const limits = new LiveConnectionLimits({ socketsPerTenant: 1, streamsPerTenant: 1 });
+    const release = limits.hold('acme', 'websocket');
+    expect(() => limits.hold('acme', 'websocket')).toThrow(
+      expect.objectContaining({ code: 'TooManyLiveConnections', status: 429 }),
+    );
+    limits.hold('acme', 'stream');
+    limits.hold('globex', 'websocket');
+    release();
+    release();
+    expect(limits.held('acme', 'websocket')).toBe(0);
+    limits.hold('acme', 'websocket');
+    expect(limits.held('acme', 'websocket')).toBe(1);
+  });
+});
+
+describe('live connection limits through the gateway', () => {
+  let stack: Stack;
+  let adminA: Client;
+  let adminB: Client;
+
+  beforeAll(async () => {
+    ({ stack, adminA } = await startTwoTenants({ liveLimits: { socketsPerTenant: 2, streamsPerTenant: 1 } }));
+    adminB = await stack.program('globex-admin', 'globex');
+    expect((await adminB.call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  const open = (who: Client, path: string) =>
+    openThroughGateway(stack.gateway.url, stack.ca.certPem, who, path);
+  async function opened(who: Client, path: string) {
+    const opening = await open(who, path);
+    if (opening.kind !== 'open') throw new Error(`expected an open socket, got ${JSON.stringify(opening)}`);
+    return opening;
+  }
+  const refusal = (opening: Opening) =>
+    opening.kind === 'refused'
+      ? [opening.status, opening.json.code, opening.json.limit, opening.json.value]
+      : [opening.kind];
+
+  it("refuses a WebSocket over the tenant's limit with 429 TooManyLiveConnections until one of its own closes", async () => {
+    const changes = await opened(adminA, '/databases/shop/changes');
+    // The tenant's own refusals open no socket, and hold no place.
+    for (let i = 0; i < 3; i++) {
+      expect(refusal(await open(adminA, '/databases/nope/changes')).slice(0, 2)).toEqual([
+        404,
+        'DatabaseNotFound',
+      ]);
+    }
+    // A subscription's consumer is a WebSocket like the changes feed.
+    const created = await adminA.call('PUT', '/databases/shop/subscriptions', {
+      Name: 'capped',
+      Query: 'from Users',
+    });
+    expect(created.status).toBe(201);
+    const consumer = await opened(adminA, '/databases/shop/subscriptions/capped/connect');
+
+    const over = await open(adminA, '/databases/shop/changes');
+    expect(refusal(over)).toEqual([429, 'TooManyLiveConnections', 'socketsPerTenant', 2]);
+    if (over.kind !== 'refused') throw new Error('not refused');
+    expect(over.json.detail).toMatch(/2 WebSockets open.*ROOKERY_GATEWAY_MAX_SOCKETS_PER_TENANT/);
+    // A place frees when a socket closes, not after a time: no Retry-After.
+    expect(over.headers['retry-after']).toBeUndefined();
+    // Another tenant's sockets are its own.
+    const globex = await opened(adminB, '/databases/shop/changes');
+
+    changes.ws.close();
+    await changes.closed;
+    // The gateway lets go of a socket once both its sides closed.
+    await expect.poll(() => stack.gateway.openWebSockets(), { timeout: 10_000 }).toBe(2);
+    const again = await opened(adminA, '/databases/shop/changes');
+    for (const socket of [again, consumer, globex]) socket.ws.close();
+    await expect.poll(() => stack.gateway.openWebSockets(), { timeout: 10_000 }).toBe(0);
+  });
+
+  it('refuses a second NDJSON stream while one is in flight, serving ordinary requests meanwhile', async () => {
+    // ~33 MB of documents: more than the socket buffers between the tenant and a reader that stopped.
+    const filler = 'y'.repeat(6_600);
+    const lines = Array.from({ length: 5_000 }, (_, i) =>
+      JSON.stringify({
+        Id: `rows/${i}`,
+        Document: { N: i, Text: filler, '@metadata': { '@collection': 'Rows' } },
+      }),
+    );
+    expect((await adminA.call('PUT', '/admin/databases', { Name: 'streamed' })).status).toBe(201);
+    const inserted = await adminA.call('POST', '/databases/streamed/bulk_insert', `${lines.join('\n')}\n`, {
+      'content-type': 'application/x-ndjson',
+    });
+    expect(inserted.text).toContain('"Completed"');
+
+    const held = await request(`${stack.gateway.url}/databases/streamed/streams/docs?collection=Rows`, {
+      dispatcher: adminA.agent,
+    });
+    expect(held.statusCode).toBe(200);
+    const reader = held.body[Symbol.asyncIterator]();
+    expect(String((await reader.next()).value)).toContain('"rows/0"');
+    // The reader stops reading: the stream stays in flight, held by backpressure.
+    for (const [method, path, body] of [
+      ['GET', '/databases/streamed/streams/docs?startsWith=rows/1&pageSize=1'],
+      ['POST', '/databases/streamed/streams/queries', { Query: 'from Rows where N = 1' }],
+      // Spelt as the tenant's router also reads it: still a stream.
+      ['GET', '/databases/streamed/%73treams/docs?pageSize=1'],
+    ] as const) {
+      const over = await adminA.call(method, path, body);
+      expect([over.status, over.json.code, over.json.limit, over.json.value], path).toEqual([
+        429,
+        'TooManyLiveConnections',
+        'streamsPerTenant',
+        1,
+      ]);
+      expect(over.json.detail).toMatch(/ROOKERY_GATEWAY_MAX_STREAMS_PER_TENANT/);
+    }
+    expect((await adminA.call('GET', '/databases/streamed/docs?id=rows/1')).status).toBe(200);
+    expect(
+      (await adminA.call('POST', '/databases/streamed/queries', { Query: 'from Rows where N = 1' })).status,
+    ).toBe(200);
+    // Another tenant streams as it likes.
+    expect((await adminB.call('GET', '/databases/shop/streams/docs')).status).toBe(200);
+
+    held.body.destroy(); // the reader goes away: its place is given back as the gateway lets go of the stream
+    await expect
+      .poll(async () => (await adminA.call('GET', '/databases/streamed/streams/docs?pageSize=1')).status, {
+        timeout: 10_000,
+      })
+      .toBe(200);
+  });
+});
