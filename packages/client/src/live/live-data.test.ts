@@ -11,6 +11,7 @@ import {
   SubscriptionTakenOverError,
   TwoFactorRequiredError,
 } from '../errors.js';
+import type { SubscriptionBatch } from '../subscriptions/subscription-worker.js';
 import { type StackWithStores, startStackWithStores } from '../test-fixtures/stack-store.js';
 import type { DocumentChange, IndexChange } from './frames.js';
 
@@ -28,16 +29,20 @@ async function put(target: DocumentStore, id: string, document: Record<string, u
   await session.saveChanges();
 }
 
-/** The first `count` values an async iterator yields (within the test's timeout). */
-async function take<T>(iterable: AsyncIterable<T>, count: number): Promise<T[]> {
+/** The values an async iterator yields until `enough` says so of them (within the test's timeout). */
+async function takeUntil<T>(iterable: AsyncIterable<T>, enough: (values: T[]) => boolean): Promise<T[]> {
   const out: T[] = [];
-  if (count === 0) return out;
+  if (enough(out)) return out;
   for await (const value of iterable) {
     out.push(value);
-    if (out.length >= count) break;
+    if (enough(out)) break;
   }
   return out;
 }
+
+/** The first `count` values an async iterator yields (within the test's timeout). */
+const take = <T>(iterable: AsyncIterable<T>, count: number): Promise<T[]> =>
+  takeUntil(iterable, (values) => values.length >= count);
 
 beforeAll(async () => {
   env = await startStackWithStores('live');
@@ -62,6 +67,7 @@ describe('changes', () => {
     const docIterator = take(doc, 2);
     const collectionIterator = take(collection, 3);
     const prefixIterator = take(prefix, 3);
+    const allIterator = take(all, 3);
     const indexIterator = take<IndexChange>(indexes, 1);
 
     await put(store, 'orders/1', { Total: 1, '@metadata': { '@collection': 'Orders' } });
@@ -77,10 +83,11 @@ describe('changes', () => {
       .waitForNonStaleResults()
       .toList();
 
-    const [docChanges, collectionChanges, prefixChanges, indexChanges] = await Promise.all([
+    const [docChanges, collectionChanges, prefixChanges, allChanges, indexChanges] = await Promise.all([
       docIterator,
       collectionIterator,
       prefixIterator,
+      allIterator,
       indexIterator,
     ]);
     expect(docChanges.map((c) => [c.Id.toLowerCase(), c.Type])).toEqual([
@@ -90,10 +97,57 @@ describe('changes', () => {
     expect(seenByListener.map((c) => c.Type)).toEqual(['Put', 'Delete']);
     expect(collectionChanges.map((c) => c.Id.toLowerCase())).toEqual(['orders/1', 'orders/2', 'orders/1']);
     expect(prefixChanges.map((c) => c.Id.toLowerCase())).toEqual(['orders/1', 'orders/2', 'orders/1']);
+    expect(allChanges.map((c) => [c.Id.toLowerCase(), c.Collection, c.Type])).toEqual([
+      ['orders/1', 'Orders', 'Put'],
+      ['orders/2', 'Orders', 'Put'],
+      ['orders/1', 'Orders', 'Delete'],
+    ]);
     expect(collectionChanges[0]).toMatchObject({ Collection: 'Orders', Type: 'Put' });
     expect(typeof collectionChanges[0]?.Etag).toBe('number');
     expect(indexChanges[0]?.Name).toMatch(/^Auto\/Orders/);
     for (const observable of [doc, collection, prefix, all, indexes]) observable.close();
+  });
+
+  it("notifies a static index's batches to forIndex, and no other index's", async () => {
+    // The documents first: each index's first batch then has them to index.
+    await put(store, 'invoices/1', { Total: 10, '@metadata': { '@collection': 'Invoices' } });
+    await put(store, 'receipts/1', { Total: 20, '@metadata': { '@collection': 'Receipts' } });
+    const changes = store.changes();
+    const invoices = changes.forIndex('Invoices/ByTotal');
+    const everyIndex = changes.forAllIndexes();
+    await Promise.all([invoices.ensureSubscribedNow(), everyIndex.ensureSubscribedNow()]);
+    // Both watch over one connection, and a listener hears each notification as it is received, before an
+    // iterator is resumed with it: once `everyIndex` yielded one, `invoices` was offered all up to it.
+    const toInvoices: IndexChange[] = [];
+    invoices.subscribe((change) => toInvoices.push(change));
+    const names = ['Invoices/ByTotal', 'Receipts/ByTotal'];
+    const ofBoth = (type: IndexChange['Type']) => (seen: IndexChange[]) =>
+      names.every((name) => seen.some((c) => c.Name === name && c.Type === type));
+
+    const batches = takeUntil(everyIndex, ofBoth('BatchCompleted'));
+    for (const name of names) {
+      const created = await env.admin.call('PUT', `/databases/${env.database}/indexes`, {
+        Name: name,
+        Maps: [{ Collection: name.split('/')[0], Fields: { Total: 'Total' } }],
+      });
+      expect(created.status).toBe(201);
+    }
+    const ofInvoices = (await batches).filter((c) => c.Name === 'Invoices/ByTotal');
+    expect(ofInvoices.map((c) => c.Type)).toEqual(expect.arrayContaining(['IndexAdded', 'BatchCompleted']));
+    expect(toInvoices.slice(0, ofInvoices.length)).toEqual(ofInvoices);
+
+    // Removed again: every write runs a batch of every index, and the tests after this one must not hear
+    // of batches (each makes the aggressive cache suspect) for indexes they know nothing about.
+    const removals = takeUntil(everyIndex, ofBoth('IndexRemoved'));
+    for (const name of names) {
+      const path = `/databases/${env.database}/indexes?name=${encodeURIComponent(name)}`;
+      expect((await env.admin.call('DELETE', path)).status).toBe(204);
+    }
+    await removals;
+    expect(toInvoices.at(-1)).toMatchObject({ Name: 'Invoices/ByTotal', Type: 'IndexRemoved' });
+    expect(toInvoices.filter((c) => c.Name !== 'Invoices/ByTotal')).toEqual([]);
+    invoices.close();
+    everyIndex.close();
   });
 
   it("serves reads from the aggressive cache without a request, and notices another store's write within 100 ms", async () => {
@@ -236,6 +290,32 @@ describe('subscriptions', () => {
     expect(taken.value?.items[0]?.id.toLowerCase()).toBe('jobs/1'); // the first consumer never acknowledged it
     await expect(first.next()).rejects.toBeInstanceOf(SubscriptionTakenOverError);
     await taker.close();
+  });
+
+  it('WaitForFree waits while another worker holds the subscription, then gets what that one left unacknowledged', async () => {
+    await seed('letters', 6);
+    await store.subscriptions.create({ name: 'letters', query: 'from Letters' });
+    const ids = (batch: IteratorResult<SubscriptionBatch<unknown>, undefined>) =>
+      batch.value?.items.map((item) => item.id.toLowerCase());
+    const first = store.subscriptions.getSubscriptionWorker('letters', { batchSize: 2 });
+    expect(ids(await first.next())).toEqual(['letters/1', 'letters/2']);
+
+    const socketsBefore = env.stack.gateway.openWebSockets();
+    const waiting = store.subscriptions.getSubscriptionWorker('letters', { strategy: 'WaitForFree' });
+    const events: string[] = [];
+    waiting.on('connected', () => events.push('waiting worker connected'));
+    const waited = waiting.next();
+    // Its socket is open (the tenant upgraded it and queued it behind the first worker), unlike an
+    // OpenIfFree worker's, which is refused.
+    await expect.poll(() => env.stack.gateway.openWebSockets()).toBe(socketsBefore + 1);
+    // The first worker keeps the subscription: it is not taken over, it acknowledges and gets the next batch.
+    expect(ids(await first.next())).toEqual(['letters/3', 'letters/4']);
+    events.push('first worker closing');
+    await first.close(); // letters/3 and letters/4 in hand, not acknowledged
+
+    expect(ids(await waited)).toEqual(['letters/3', 'letters/4', 'letters/5', 'letters/6']);
+    expect(events).toEqual(['first worker closing', 'waiting worker connected']);
+    await waiting.close();
   });
 
   it('a consumer killed mid-batch loses nothing: the next one gets the unacknowledged batch and nothing acknowledged again', async () => {
