@@ -476,5 +476,23 @@ describe('errors and authentication', () => {
     });
     expect(session.expiresAt.getTime()).toBeGreaterThan(Date.now());
     expect(await personStore.openSession().load('people/1')).toMatchObject({ Name: 'Grace' });
+    // Bound to the certificate (the default): any store presenting it is let in.
+    expect(await env.store(ada).openSession().load('people/1')).toMatchObject({ Name: 'Grace' });
+  });
+
+  it("binds a two-factor session to the one store that opened it with binding 'store', WebSockets included", async () => {
+    const { client: person, secret } = await env.stack.person('hopper', env.tenantId);
+    const bound = env.store(person);
+    const sibling = env.store(person); // the same certificate, without the session's cookie
+    await bound.authenticateTwoFactor(totpCode(secret), { binding: 'store', sessionDurationMinutes: 5 });
+    expect(await bound.openSession().load('people/1')).toMatchObject({ Name: 'Grace' });
+    await expect(sibling.openSession().load('people/1')).rejects.toBeInstanceOf(TwoFactorRequiredError);
+
+    const watch = bound.changes().forDocument('people/1');
+    await watch.ensureSubscribedNow();
+    await expect(sibling.changes().forDocument('people/1').ensureSubscribedNow()).rejects.toBeInstanceOf(
+      TwoFactorRequiredError,
+    );
+    watch.close();
   });
 });
