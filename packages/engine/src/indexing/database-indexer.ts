@@ -31,6 +31,8 @@ export interface IndexProgress {
   index: string;
   lastEtag: number;
   documents: number;
+  /** Deleted documents taken out of the index. */
+  removed: number;
   errors: number;
 }
 
@@ -138,6 +140,7 @@ export class DatabaseIndexer {
           index: loaded.name,
           lastEtag: outcome.upToEtag,
           documents: outcome.documents,
+          removed: outcome.removed,
           errors: outcome.errors,
         });
       } catch (error) {
@@ -145,7 +148,7 @@ export class DatabaseIndexer {
         const message =
           error instanceof SandboxError ? error.message : `indexing failed: ${(error as Error).message}`;
         loaded.writer.recordError(null, message);
-        progress.push({ index: loaded.name, lastEtag: from, documents: 0, errors: 1 });
+        progress.push({ index: loaded.name, lastEtag: from, documents: 0, removed: 0, errors: 1 });
       }
     }
     return progress;

@@ -13,6 +13,8 @@ const REDUCE_CHUNK = 1_000;
 
 export interface BatchOutcome {
   documents: number;
+  /** Deleted documents whose entries the batch removed (tombstones read). */
+  removed: number;
   entriesWritten: number;
   errors: number;
   upToEtag: number;
@@ -159,6 +161,7 @@ export class IndexWriter {
     }
     return {
       documents: batch.documents.length,
+      removed: batch.tombstones.length,
       entriesWritten,
       errors: mapped.errors.length,
       upToEtag: batch.upToEtag,

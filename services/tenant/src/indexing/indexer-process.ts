@@ -14,7 +14,7 @@ type ProgressListener = (
   db: string,
   index: string,
   lastEtag: number,
-  batch: { documents: number; errors: number },
+  batch: { documents: number; removed: number; errors: number },
 ) => void;
 
 interface Waiting {
@@ -152,7 +152,7 @@ export class IndexerProcess {
     const message: FromIndexer = parsed.data;
     if (message.type === 'progress') {
       if (message.errors > 0) this.log.warn({ db: message.db, index: message.index }, 'indexing errors');
-      const batch = { documents: message.documents, errors: message.errors };
+      const batch = { documents: message.documents, removed: message.removed, errors: message.errors };
       for (const listener of this.listeners) listener(message.db, message.index, message.lastEtag, batch);
       return;
     }

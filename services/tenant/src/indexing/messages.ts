@@ -40,6 +40,7 @@ export const FromIndexerSchema = z.discriminatedUnion('type', [
     index: z.string(),
     lastEtag: z.number(),
     documents: z.number(),
+    removed: z.number(),
     errors: z.number(),
   }),
 ]);

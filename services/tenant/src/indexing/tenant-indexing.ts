@@ -42,8 +42,10 @@ export class TenantIndexing {
   ) {
     this.indexer = indexer ?? new IndexerProcess(log);
     this.indexer.onProgress((db, index, lastEtag, batch) => {
-      // A failed batch is retried every second at the same etag: nothing completed, nothing to tell.
-      if (batch.documents === 0 && batch.errors > 0) return;
+      // Nothing to tell when the index did not change: a failed batch (retried every second at the same
+      // etag), or one that only moved the index past writes to other collections. Every write would
+      // otherwise notify every index, and each notification makes clients' aggressive caches suspect.
+      if (batch.documents === 0 && batch.removed === 0) return;
       this.indexChanges?.publish(db, { Name: index, Type: 'BatchCompleted', Etag: lastEtag });
     });
   }
