@@ -136,8 +136,8 @@ describe('changes', () => {
     expect(ofInvoices.map((c) => c.Type)).toEqual(expect.arrayContaining(['IndexAdded', 'BatchCompleted']));
     expect(toInvoices.slice(0, ofInvoices.length)).toEqual(ofInvoices);
 
-    // Removed again: every write runs a batch of every index, and the tests after this one must not hear
-    // of batches (each makes the aggressive cache suspect) for indexes they know nothing about.
+    // Removed again: the tests after this one must not hear of these indexes (a batch of theirs would make
+    // the aggressive cache suspect).
     const removals = takeUntil(everyIndex, ofBoth('IndexRemoved'));
     for (const name of names) {
       const path = `/databases/${env.database}/indexes?name=${encodeURIComponent(name)}`;
