@@ -79,6 +79,8 @@ export class StreamInterruptedError extends RookeryClientError {}
 export class TenantUnavailableError extends RookeryClientError {}
 export class NonUniqueResultError extends RookeryClientError {}
 export class TooManyRequestsInSessionError extends RookeryClientError {}
+/** 429 TooManyLiveConnections: the tenant holds as many WebSockets or streams open as the gateway allows. */
+export class TooManyLiveConnectionsError extends RookeryClientError {}
 
 /** 429 RateLimited: the tenant is over its request rate. */
 export class RateLimitedError extends RookeryClientError {
@@ -112,6 +114,7 @@ const CLASS_BY_CODE: Readonly<Record<string, ErrorClass>> = {
   StreamInterrupted: StreamInterruptedError,
   NonUniqueResult: NonUniqueResultError,
   TooManyRequestsInSession: TooManyRequestsInSessionError,
+  TooManyLiveConnections: TooManyLiveConnectionsError,
 };
 
 /** The typed error for a code: the mapped subclass, or the base class for codes this client does not know. */

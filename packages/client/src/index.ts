@@ -19,6 +19,7 @@ export {
   SubscriptionNotFoundError,
   SubscriptionTakenOverError,
   TenantUnavailableError,
+  TooManyLiveConnectionsError,
   TooManyRequestsInSessionError,
   TwoFactorRequiredError,
 } from './errors.js';

@@ -5,6 +5,7 @@ import {
   RookeryClientError,
   SubscriptionTakenOverError,
   TenantUnavailableError,
+  TooManyLiveConnectionsError,
   TwoFactorRequiredError,
 } from '../errors.js';
 import { errorFromResponse, retryAfterSeconds } from './error-from-response.js';
@@ -48,6 +49,9 @@ describe('errorFromResponse', () => {
     expect(errorFromResponse(503, {}, problem('TenantStarting', 503))).toBeInstanceOf(TenantUnavailableError);
     expect(errorFromResponse(409, {}, problem('SubscriptionTakenOver', 409))).toBeInstanceOf(
       SubscriptionTakenOverError,
+    );
+    expect(errorFromResponse(429, {}, problem('TooManyLiveConnections', 429))).toBeInstanceOf(
+      TooManyLiveConnectionsError,
     );
     const limited = errorFromResponse(429, { 'retry-after': '3' }, problem('RateLimited', 429));
     expect(limited).toBeInstanceOf(RateLimitedError);

@@ -1,6 +1,7 @@
 // The shapes of the HTTP answers the client relies on, checked with zod as they arrive: a server (or a
 // proxy) that answers something else fails loudly at the boundary instead of deep inside a session.
 // Documents themselves stay `unknown` here: they are the user's data, checked where they are used.
+import { QueryParametersSchema } from '@rookery/protocol';
 import { z } from 'zod';
 import { clientError } from '../errors.js';
 
@@ -57,6 +58,7 @@ export const SubscriptionStateSchema = z.looseObject({
   CreatedAt: z.string(),
   LastAcknowledgedAt: z.string().nullable(),
   Connected: z.boolean(),
+  QueryParameters: QueryParametersSchema,
 });
 
 export const BulkInsertProgressSchema = z.discriminatedUnion('Type', [

@@ -1,6 +1,6 @@
 // `store.subscriptions`: create, list and delete subscriptions over HTTP, and open workers that consume
 // them over a WebSocket (subscription-worker.ts).
-import { type QueryParameters, QueryParametersSchema, type SubscriptionState } from '@rookery/protocol';
+import type { QueryParameters, SubscriptionState } from '@rookery/protocol';
 import { z } from 'zod';
 import type { RequestExecutor } from '../http/request-executor.js';
 import { parseResponse, SubscriptionStateSchema } from '../http/responses.js';
@@ -8,7 +8,6 @@ import type { LiveSocketOptions } from '../live/live-socket.js';
 import { SubscriptionWorker, type SubscriptionWorkerOptions } from './subscription-worker.js';
 
 /** A subscription's state, its query's parameters included (checked with the schema the server takes them with). */
-const StateSchema = SubscriptionStateSchema.extend({ QueryParameters: QueryParametersSchema });
 
 export interface SubscriptionCreation {
   name: string;
@@ -59,7 +58,7 @@ export class DocumentSubscriptions {
     });
     // The list comes as an array, or wrapped as { Results: [...] } like the other list answers.
     const list = Array.isArray(value) ? value : (value as { Results?: unknown } | null)?.Results;
-    return parseResponse(z.array(StateSchema), list, 'subscription list') as SubscriptionState[];
+    return parseResponse(z.array(SubscriptionStateSchema), list, 'subscription list') as SubscriptionState[];
   }
 
   async getSubscription(name: string): Promise<SubscriptionState> {
@@ -67,7 +66,7 @@ export class DocumentSubscriptions {
       method: 'GET',
       path: `${this.context.databasePath}/subscriptions/${encodeURIComponent(name)}`,
     });
-    return parseResponse(StateSchema, value, 'subscription') as SubscriptionState;
+    return parseResponse(SubscriptionStateSchema, value, 'subscription') as SubscriptionState;
   }
 
   async delete(name: string): Promise<void> {
