@@ -5,6 +5,7 @@ import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlRouteCases } from './test-fixtures/control-routes.js';
 import { forkGateway } from './test-fixtures/gateway-process.js';
+import { createLargeDocuments } from './test-fixtures/large-documents.js';
 import type { Client, Stack } from './test-fixtures/stack.js';
 import { tenantRoutes } from './test-fixtures/tenant-routes.js';
 import { startTwoTenants } from './test-fixtures/two-tenants.js';
@@ -473,18 +474,12 @@ describe('a tenant process crash', () => {
 describe('an NDJSON stream whose reader leaves', () => {
   it("releases the tenant's side at once: the stream stops holding the tenant", async () => {
     // ~33 MB of documents: more than the socket buffers between the tenant and a reader that stopped.
-    const filler = 'y'.repeat(6_600);
-    const lines = Array.from({ length: 5_000 }, (_, i) =>
-      JSON.stringify({
-        Id: `rows/${i}`,
-        Document: { N: i, Text: filler, '@metadata': { '@collection': 'Rows' } },
-      }),
-    );
-    expect((await adminA.call('PUT', '/admin/databases', { Name: 'streamed' })).status).toBe(201);
-    const inserted = await adminA.call('POST', '/databases/streamed/bulk_insert', `${lines.join('\n')}\n`, {
-      'content-type': 'application/x-ndjson',
+    await createLargeDocuments(adminA, {
+      database: 'streamed',
+      collection: 'Rows',
+      count: 5_000,
+      textBytes: 6_600,
     });
-    expect(inserted.text).toContain('"Completed"');
 
     const response = await request(`${stack.gateway.url}/databases/streamed/streams/docs?collection=Rows`, {
       dispatcher: adminA.agent,
@@ -504,18 +499,12 @@ describe('an NDJSON stream whose reader leaves', () => {
 describe('a large response to a slow reader', () => {
   it("streams 64 MB with backpressure: the gateway's memory grows by a few MB at most", async () => {
     // 10,000 documents of ~6.7 KB: one page of results is a ~67 MB JSON answer.
-    const filler = 'x'.repeat(6_600);
-    const lines = Array.from({ length: 10_000 }, (_, i) =>
-      JSON.stringify({
-        Id: `bigs/${i}`,
-        Document: { N: i, Text: `${i}${filler}`, '@metadata': { '@collection': 'Bigs' } },
-      }),
-    );
-    expect((await adminA.call('PUT', '/admin/databases', { Name: 'big' })).status).toBe(201);
-    const inserted = await adminA.call('POST', '/databases/big/bulk_insert', `${lines.join('\n')}\n`, {
-      'content-type': 'application/x-ndjson',
+    await createLargeDocuments(adminA, {
+      database: 'big',
+      collection: 'Bigs',
+      count: 10_000,
+      textBytes: 6_600,
     });
-    expect(inserted.text).toContain('"Completed"');
 
     const gateway = await forkGateway(stack);
     try {

@@ -5,6 +5,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadGatewayConfig } from './config.js';
 import { DEFAULT_LIVE_LIMITS, LiveConnectionLimits } from './live-limits.js';
+import { createLargeDocuments } from './test-fixtures/large-documents.js';
 import type { Client, Stack } from './test-fixtures/stack.js';
 import { startTwoTenants } from './test-fixtures/two-tenants.js';
 import { type Opening, openThroughGateway } from './test-fixtures/websocket.js';
@@ -110,18 +111,12 @@ describe('live connection limits through the gateway', () => {
 
   it('refuses a second NDJSON stream while one is in flight, serving ordinary requests meanwhile', async () => {
     // ~33 MB of documents: more than the socket buffers between the tenant and a reader that stopped.
-    const filler = 'y'.repeat(6_600);
-    const lines = Array.from({ length: 5_000 }, (_, i) =>
-      JSON.stringify({
-        Id: `rows/${i}`,
-        Document: { N: i, Text: filler, '@metadata': { '@collection': 'Rows' } },
-      }),
-    );
-    expect((await adminA.call('PUT', '/admin/databases', { Name: 'streamed' })).status).toBe(201);
-    const inserted = await adminA.call('POST', '/databases/streamed/bulk_insert', `${lines.join('\n')}\n`, {
-      'content-type': 'application/x-ndjson',
+    await createLargeDocuments(adminA, {
+      database: 'streamed',
+      collection: 'Rows',
+      count: 5_000,
+      textBytes: 6_600,
     });
-    expect(inserted.text).toContain('"Completed"');
 
     const held = await request(`${stack.gateway.url}/databases/streamed/streams/docs?collection=Rows`, {
       dispatcher: adminA.agent,
