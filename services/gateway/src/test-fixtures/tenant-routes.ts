@@ -18,20 +18,24 @@ const BODIES: Record<string, unknown> = {
   'POST /databases/:db/queries': { Query: 'from Users' },
   'PUT /databases/:db/indexes': { Name: 'I', Maps: [{ Collection: 'Users', Fields: { Name: 'Name' } }] },
   'POST /databases/:db/admin/sweep': {},
+  'POST /databases/:db/streams/queries': { Query: 'from Users' },
+  'PUT /databases/:db/subscriptions': { Name: 'stolen', Query: 'from Users' },
 };
 
-export function tenantRoutes(): TenantRouteCase[] {
+/** Read once the server is ready: WebSocket routes (changes, subscription connect) are registered in a plugin. */
+export async function tenantRoutes(): Promise<TenantRouteCase[]> {
   const tmp = makeTempDir();
   try {
     const server = buildTenantServer(loadConfig({}, { dataDir: tmp.dir, port: 0, logLevel: 'silent' }));
+    await server.app.ready();
     const cases = server.routes
       .filter((r) => r.url !== '/health' && r.method !== 'HEAD' && r.method !== 'OPTIONS')
       .map((r) => ({
         method: r.method,
-        path: `${r.url.replace(':db', 'shop')}${r.url.endsWith('/docs') ? '?id=users/1' : ''}`,
+        path: `${r.url.replace(':db', 'shop').replace(':name', 'orders')}${r.url.endsWith('/docs') ? '?id=users/1' : ''}`,
         body: BODIES[`${r.method} ${r.url}`],
       }));
-    void server.close();
+    await server.close();
     return cases;
   } finally {
     tmp.cleanup();
