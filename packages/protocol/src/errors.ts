@@ -49,6 +49,8 @@ export const ErrorCodes = {
   InvalidTenantId: 400,
   TenantNotFound: 404,
   TenantAlreadyExists: 409,
+  // A deleted tenant's files are still being purged (or the purge failed): its id is not free yet.
+  TenantPurgePending: 409,
   PrincipalNotFound: 404,
   CertificateNotFound: 404,
   CertificateAlreadyExists: 409,
@@ -130,6 +132,7 @@ const TITLES: Record<ErrorCode, string> = {
   InvalidTenantId: 'Invalid tenant id',
   TenantNotFound: 'Tenant not found',
   TenantAlreadyExists: 'Tenant already exists',
+  TenantPurgePending: "The tenant's purge has not finished",
   PrincipalNotFound: 'Principal not found',
   CertificateNotFound: 'Certificate not found',
   CertificateAlreadyExists: 'Certificate already exists',

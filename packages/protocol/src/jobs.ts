@@ -60,6 +60,19 @@ export const LifecycleSweepJobPayloadSchema = z
 export type LifecycleSweepJobPayload = z.output<typeof LifecycleSweepJobPayloadSchema>;
 
 /**
+ * Removes a deleted tenant's data: the host stops its process and removes its local files, then
+ * the worker removes its mirror and its backups. The tenant is the job's own `tenantId` (every job
+ * has one), so the payload only says who asked. A tenant id is not reused while its purge is
+ * queued, running or failed (TenantPurgePending), so a purge can never reach a newer tenant's data.
+ */
+export const TenantPurgeJobPayloadSchema = z
+  .object({
+    requestedBy: z.string().min(1).max(200).optional(),
+  })
+  .strict();
+export type TenantPurgeJobPayload = z.output<typeof TenantPurgeJobPayloadSchema>;
+
+/**
  * Every job type, as `openSqliteJobQueue` / `openPostgresJobQueue` take them. A lease is how long
  * one attempt may run before the queue counts it failed and retries it (the queue has no
  * heartbeat): long enough for an honest backup of a large database, and the bound on how long a
@@ -71,12 +84,15 @@ export type RookeryJobTypes = {
   backup: { payload: typeof BackupJobPayloadSchema; leaseMs: number };
   restore: { payload: typeof RestoreJobPayloadSchema; leaseMs: number };
   'lifecycle-sweep': { payload: typeof LifecycleSweepJobPayloadSchema; leaseMs: number };
+  'tenant-purge': { payload: typeof TenantPurgeJobPayloadSchema; leaseMs: number };
 };
 export const ROOKERY_JOB_TYPES: RookeryJobTypes = {
   backup: { payload: BackupJobPayloadSchema, leaseMs: 2 * HOUR },
   restore: { payload: RestoreJobPayloadSchema, leaseMs: 2 * HOUR },
   // Batches of at most MAX_SWEEP_LIMIT documents through the tenant's writer: minutes, not hours.
   'lifecycle-sweep': { payload: LifecycleSweepJobPayloadSchema, leaseMs: HOUR / 2 },
+  // Deleting directories and objects; a tenant with very many backups in S3 is the long case.
+  'tenant-purge': { payload: TenantPurgeJobPayloadSchema, leaseMs: HOUR },
 };
 export type RookeryJobType = keyof RookeryJobTypes;
 
@@ -91,4 +107,9 @@ export function backupDedupeKey(tenantId: string, database: string): string {
 /** The dedupe key of a database's lifecycle sweeps: one waiting sweep per database. */
 export function sweepDedupeKey(tenantId: string, database: string): string {
   return `lifecycle-sweep:${tenantId}/${database.toLowerCase()}`;
+}
+
+/** The dedupe key of a tenant's purge: one waiting purge per tenant id. */
+export function tenantPurgeDedupeKey(tenantId: string): string {
+  return `tenant-purge:${tenantId}`;
 }
