@@ -2,6 +2,7 @@
 export { type HostConfig, HostConfigSchema, loadHostConfig } from './config.js';
 export { buildHostServer, type HostServerOptions, INTERNAL_TOKEN_HEADER } from './server.js';
 export {
+  type PurgeResult,
   type SupervisorConfig,
   type SupervisorOptions,
   TENANT_ID,

@@ -1,5 +1,5 @@
 // The host's internal HTTP API, for the gateway and operators on this machine: wake a tenant (its socket),
-// read its stats without waking it, list and stop tenants, Prometheus metrics. Every request needs the
+// read its stats without waking it, list, stop and purge (delete) tenants, Prometheus metrics. Every request needs the
 // shared token; every error is problem+json with a stable code.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { RookeryError } from '@rookery/protocol';
@@ -102,6 +102,10 @@ export function buildHostServer(options: HostServerOptions): FastifyInstance {
     const wasRunning = await supervisor.stop(tenantId);
     return { tenantId, state: supervisor.info(tenantId).state, wasRunning };
   });
+
+  // The worker's tenant-purge job: a deleted tenant's process and local files go. Idempotent, so
+  // the job's retries (and a purge of a tenant this host never ran) answer 200, never 404.
+  app.delete('/tenants/:tenantId', async (request) => supervisor.purge(tenantIdOf(request.params)));
 
   app.get('/tenants/:tenantId/stats', async (request) => supervisor.stats(tenantIdOf(request.params)));
 

@@ -1,5 +1,6 @@
 // The supervisor with real tenant processes: concurrent lazy starts with one slow tenant, idle stop and
-// wake, a crash mid-traffic, parallel shutdown, stats without starting, the crash-loop cap and spares.
+// wake, a crash mid-traffic, parallel shutdown, stats without starting, the crash-loop cap, spares, and
+// purging a deleted tenant through the internal API.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +9,7 @@ import { makeTempDir } from '@rookery/testkit';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadHostConfig } from './config.js';
+import { buildHostServer, INTERNAL_TOKEN_HEADER } from './server.js';
 import { type SupervisorConfig, TenantSupervisor, type WakeResult } from './supervisor.js';
 import { commandFor, sourceTenantCommand, type TenantCommand } from './tenant-command.js';
 import { childrenOf, commandLineOf } from './test-fixtures/proc.js';
@@ -367,5 +369,59 @@ describe('spare processes', () => {
     );
     await wakeUntilReady(supervisor, 'warm-2');
     expect(await second).toBe(true);
+  }, 120_000);
+});
+
+describe('purging a deleted tenant (DELETE /tenants/{id} on the internal API)', () => {
+  it('stops its process (a spare it was given), deletes its files, and is idempotent and safe', async () => {
+    const { supervisor, dir, client } = setup({ spareProcesses: 1, startDeadlineMs: 30_000 });
+    const token = 'test-token-0123456789';
+    const host = buildHostServer({ supervisor, internalToken: token, logger: pino({ level: 'silent' }) });
+    cleanups.push(() => host.close());
+    const purge = (id: string) =>
+      host.inject({ method: 'DELETE', url: `/tenants/${id}`, headers: { [INTERNAL_TOKEN_HEADER]: token } });
+
+    const startedFromSpare = new Promise<boolean>((resolve) =>
+      supervisor.once('started', (_id, info) => resolve(info.fromSpare)),
+    );
+    const woken = await wakeUntilReady(supervisor, 'doomed');
+    expect(await startedFromSpare).toBe(true);
+    expect((await client(woken.socketPath).call('PUT', '/admin/databases', { Name: 'db' })).status).toBe(201);
+    const pid = supervisor.info('doomed').pid!;
+    const tenantDir = path.join(dir, 'tenants', 'doomed');
+    expect(fs.existsSync(tenantDir)).toBe(true);
+
+    const first = await purge('doomed');
+    expect([first.statusCode, first.json()]).toEqual([
+      200,
+      { tenantId: 'doomed', wasRunning: true, removedFiles: true },
+    ]);
+    expect(fs.existsSync(tenantDir)).toBe(false);
+    expect(fs.existsSync(woken.socketPath)).toBe(false);
+    expect(() => process.kill(pid, 0)).toThrow(); // the process is gone, not just forgotten
+    expect(supervisor.info('doomed')).toMatchObject({ state: 'stopped', pid: null, starts: 0 });
+    expect(supervisor.list().map((t) => t.tenantId)).not.toContain('doomed');
+
+    // Again, and for a tenant this host never ran: nothing to do, still a success (the job retries).
+    const again = await purge('doomed');
+    expect([again.statusCode, again.json()]).toEqual([
+      200,
+      { tenantId: 'doomed', wasRunning: false, removedFiles: false },
+    ]);
+    expect((await purge('never-here')).json()).toMatchObject({ removedFiles: false });
+
+    // Ids that are not tenant ids never reach the file system: the data directory is untouched.
+    const sibling = path.join(dir, 'tenants', 'keep');
+    fs.mkdirSync(sibling);
+    // (A `..` segment, even encoded, never reaches the route: the URL is normalized first.)
+    for (const bad of ['a..b', 'Keep', '-x', '..%2Fkeep']) {
+      const refused = await purge(bad);
+      expect([bad, refused.statusCode, refused.json().code]).toEqual([bad, 400, 'InvalidTenantId']);
+    }
+    expect(() => supervisor.purge('..')).toThrow(expect.objectContaining({ code: 'InvalidTenantId' }));
+    expect(fs.existsSync(sibling)).toBe(true);
+    const noToken = await host.inject({ method: 'DELETE', url: '/tenants/keep' });
+    expect(noToken.statusCode).toBe(401);
+    expect(fs.existsSync(sibling)).toBe(true);
   }, 120_000);
 });

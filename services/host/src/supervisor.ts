@@ -24,6 +24,14 @@ import { readTenantStats, type StoredTenantStats } from './tenant-stats.js';
 
 export const TENANT_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
+export interface PurgeResult {
+  tenantId: string;
+  /** Its process was running (or starting) and was stopped. */
+  wasRunning: boolean;
+  /** It had files on this host, now deleted. */
+  removedFiles: boolean;
+}
+
 export type TenantState = 'stopped' | 'starting' | 'running' | 'stopping';
 
 export interface WakeResult {
@@ -134,6 +142,8 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
   private readonly command: (tenantId: string | null) => TenantCommand;
   private readonly idleTimer: NodeJS.Timeout | null;
   private readonly tenantsRoot: string;
+  /** Purges under way, by tenant id: a second purge of the same tenant waits for the first. */
+  private readonly purges = new Map<string, Promise<PurgeResult>>();
   private closing = false;
 
   constructor(
@@ -180,6 +190,12 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
     for (;;) {
       if (this.closing) {
         throw new RookeryError('TenantUnavailable', 'The host is shutting down; retry in a moment', {
+          retryAfterSeconds: 1,
+        });
+      }
+      if (this.purges.has(t.id)) {
+        // Starting it now would run the tenant over files being deleted (or recreate them after).
+        throw new RookeryError('TenantUnavailable', `Tenant ${t.id} is being deleted from this host`, {
           retryAfterSeconds: 1,
         });
       }
@@ -234,6 +250,38 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
         return true;
       }
     }
+  }
+
+  /**
+   * Removes a deleted tenant from this host: stops its process (a spare it was given is that
+   * process) and deletes `<data>/tenants/<id>/` and its socket. Idempotent: purging a tenant this
+   * host never ran, or purging twice, succeeds with `removedFiles: false`. Wakes are refused while
+   * it runs, so a request racing the deletion cannot start the tenant over half-deleted files.
+   */
+  purge(tenantId: string): Promise<PurgeResult> {
+    const id = this.checkId(tenantId);
+    let purge = this.purges.get(id);
+    if (!purge) {
+      purge = this.purgeNow(id).finally(() => this.purges.delete(id));
+      this.purges.set(id, purge);
+    }
+    return purge;
+  }
+
+  private async purgeNow(id: string): Promise<PurgeResult> {
+    let wasRunning = false;
+    // A stop ends a start in progress too; loop in case one began before the purge was recorded.
+    while ((this.tenants.get(id)?.state ?? 'stopped') !== 'stopped')
+      wasRunning = (await this.stop(id)) || wasRunning;
+    const dir = this.tenantDir(id);
+    const removedFiles = fs.existsSync(dir);
+    await fs.promises.rm(dir, { recursive: true, force: true });
+    // Outside the directory when the data directory is too deep for a socket path.
+    await fs.promises.rm(this.socketPathOf(id), { force: true });
+    // Counters and crash history belong to the deleted tenant, not to a later one with its id.
+    this.tenants.delete(id);
+    this.log.info({ tenant: id, wasRunning, removedFiles }, 'tenant purged from this host');
+    return { tenantId: id, wasRunning, removedFiles };
   }
 
   /**
