@@ -1,6 +1,6 @@
 // One worker process's parts, put together: the job queue (SQLite or PostgreSQL, the same one the
-// control plane enqueues on), the backup, restore and lifecycle sweep handlers, their schedulers,
-// and a small HTTP server for /metrics and /healthz.
+// control plane enqueues on), the backup, restore, lifecycle sweep and tenant purge handlers, their
+// schedulers, and a small HTTP server for /metrics and /healthz.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type JobQueue, openJobQueue, type StopWorking } from '@rookery/jobs';
@@ -8,6 +8,7 @@ import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from './config.js';
 import { backupJobHandler } from './jobs/backup-job.js';
+import { purgeJobHandler } from './jobs/purge-job.js';
 import { restoreJobHandler } from './jobs/restore-job.js';
 import { sweepJobHandler } from './jobs/sweep-job.js';
 import { WorkerMetrics } from './metrics.js';
@@ -84,6 +85,17 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     queue.work(
       'lifecycle-sweep',
       sweepJobHandler({ host: { url: config.hostUrl, token: config.internalToken }, metrics }),
+      workOptions,
+    ),
+    queue.work(
+      'tenant-purge',
+      purgeJobHandler({
+        host: { url: config.hostUrl, token: config.internalToken },
+        mirrorDir: config.mirrorDir,
+        storage,
+        metrics,
+        queue,
+      }),
       workOptions,
     ),
   ];

@@ -2,7 +2,6 @@
 // free port, a real tenant process it starts, the embedded SQLite job queue, and the worker's
 // handler. The tenant is woken through the host exactly as the job does, and the documents are
 // written and read back over the tenant's socket.
-import { buildHostServer, loadHostConfig, TenantSupervisor } from '@rookery/host';
 import { type JobQueue, jobQueueFile, openSqliteJobQueue, type StopWorking } from '@rookery/jobs';
 import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
 import { makeTempDir } from '@rookery/testkit';
@@ -10,19 +9,19 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadWorkerConfig } from '../config.js';
 import { WorkerMetrics } from '../metrics.js';
+import { HOST_TOKEN, startTestHost, type TestHost } from '../test-fixtures/host.js';
 import { finished, waitForJob } from '../test-fixtures/jobs.js';
 import { type RunningWorker, startWorker } from '../worker.js';
 import { sweepJobHandler } from './sweep-job.js';
 import { callJson, wakeTenant } from './tenant-http.js';
 
-const TOKEN = 'test-internal-token-0123456789';
+const TOKEN = HOST_TOKEN;
 const TENANT = 'acme';
 const PAST = '2020-01-01T00:00:00Z';
 const FUTURE = '2099-01-01T00:00:00Z';
 
 let tmp: ReturnType<typeof makeTempDir>;
-let supervisor: TenantSupervisor;
-let host: ReturnType<typeof buildHostServer>;
+let host: TestHost;
 let hostUrl: string;
 let socketPath: string;
 let queue: JobQueue<RookeryJobTypes>;
@@ -42,32 +41,14 @@ const loaded = async (id: string) => {
 
 beforeAll(async () => {
   tmp = makeTempDir('rookery-sweep-');
-  const logger = pino({ level: 'silent' });
-  const hostConfig = loadHostConfig(
-    {},
-    {
-      dataDir: tmp.dir,
-      internalToken: TOKEN,
-      port: 0,
-      idleStopMs: 0,
-      // Tenants start from TypeScript sources here (tsx): slower than a built tenant.
-      startDeadlineMs: 30_000,
-      spareProcesses: 0,
-      tenantLogLevel: 'silent',
-      tenantMemoryMb: 0,
-      tenantCpus: 0,
-    },
-  );
-  supervisor = new TenantSupervisor(hostConfig, { logger, stdio: 'ignore' });
-  host = buildHostServer({ supervisor, internalToken: TOKEN, logger });
-  hostUrl = await host.listen({ host: '127.0.0.1', port: 0 });
+  host = await startTestHost(tmp.dir);
+  hostUrl = host.url;
   socketPath = await wakeTenant({ url: hostUrl, token: TOKEN }, TENANT);
   expect((await tenant('PUT', '/admin/databases', { Name: 'Shop' })).status).toBe(201);
   queue = await openSqliteJobQueue({ file: jobQueueFile(tmp.dir), types: ROOKERY_JOB_TYPES });
 }, 60_000);
 afterAll(async () => {
   await queue?.close();
-  await supervisor?.shutdown();
   await host?.close();
   tmp?.cleanup();
 });

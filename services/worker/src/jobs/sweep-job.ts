@@ -5,16 +5,11 @@
 // totals. It never touches the tenant's files: another writer there would corrupt them.
 
 import type { JobHandler } from '@rookery/jobs';
-import {
-  DEFAULT_SWEEP_LIMIT,
-  type LifecycleSweepJobPayload,
-  RookeryError,
-  type SweepResult,
-} from '@rookery/protocol';
+import { DEFAULT_SWEEP_LIMIT, type LifecycleSweepJobPayload, type SweepResult } from '@rookery/protocol';
 import { z } from 'zod';
 import type { WorkerMetrics } from '../metrics.js';
 import { JobReporter } from './job-reporter.js';
-import { answerError, callJson, callJsonPatiently, wakeTenant } from './tenant-http.js';
+import { answerError, callJson, callJsonPatiently, hostApi, wakeTenant } from './tenant-http.js';
 import { tenantDirectoryName } from './tenant-paths.js';
 
 export interface SweepJobDependencies {
@@ -53,14 +48,8 @@ export function sweepJobHandler(deps: SweepJobDependencies): JobHandler<Lifecycl
     log.info({ now }, 'lifecycle sweep started');
     try {
       const tenant = tenantDirectoryName(job.tenantId);
-      const token = deps.host.token;
-      if (!token) {
-        throw new RookeryError(
-          'InternalError',
-          'The worker has no ROOKERY_INTERNAL_TOKEN: it cannot wake tenants to sweep them.',
-        );
-      }
-      const socketPath = await wakeTenant({ url: deps.host.url, token }, tenant, context.signal);
+      const host = hostApi(deps.host, 'wake tenants to sweep them');
+      const socketPath = await wakeTenant(host, tenant, context.signal);
       const sweepPath = `/databases/${encodeURIComponent(database)}/admin/sweep`;
       do {
         const answer = await callJsonPatiently(

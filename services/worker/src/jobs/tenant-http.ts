@@ -113,23 +113,56 @@ export function answerError(answer: JsonAnswer, what: string): RookeryError {
   );
 }
 
-const WakeAnswerSchema = z.looseObject({ socketPath: z.string().min(1) });
+/** The host's internal API, with the token it requires. */
+export interface HostApi {
+  url: string;
+  token: string;
+}
 
-/** The tenant's socket, waking it through the host (a sleeping tenant starts: a known cost of sweeps). */
-export async function wakeTenant(
-  host: { url: string; token: string },
-  tenantId: string,
-  signal?: AbortSignal,
-): Promise<string> {
-  const answer = await callJsonPatiently(
+/**
+ * The host API for a job that needs it, or InternalError naming what cannot be done without the
+ * token: every such job fails the same, clear way when ROOKERY_INTERNAL_TOKEN is missing.
+ */
+export function hostApi(host: { url: string; token: string | undefined }, cannot: string): HostApi {
+  if (!host.token) {
+    throw new RookeryError('InternalError', `The worker has no ROOKERY_INTERNAL_TOKEN: it cannot ${cannot}.`);
+  }
+  return { url: host.url, token: host.token };
+}
+
+/** One call to the host's internal API, waiting out its 503s. */
+function callHost(host: HostApi, method: string, requestPath: string, signal?: AbortSignal) {
+  return callJsonPatiently(
     () =>
-      callJson({ url: host.url }, 'POST', `/tenants/${encodeURIComponent(tenantId)}/wake`, {
+      callJson({ url: host.url }, method, requestPath, {
         headers: { [INTERNAL_TOKEN_HEADER]: host.token },
         signal,
       }),
     signal,
   );
+}
+
+const WakeAnswerSchema = z.looseObject({ socketPath: z.string().min(1) });
+
+/** The tenant's socket, waking it through the host (a sleeping tenant starts: a known cost of sweeps). */
+export async function wakeTenant(host: HostApi, tenantId: string, signal?: AbortSignal): Promise<string> {
+  const answer = await callHost(host, 'POST', `/tenants/${encodeURIComponent(tenantId)}/wake`, signal);
   const woken = WakeAnswerSchema.safeParse(answer.body);
   if (answer.status !== 200 || !woken.success) throw answerError(answer, `The host (${host.url})`);
   return woken.data.socketPath;
+}
+
+const PurgeAnswerSchema = z.looseObject({ wasRunning: z.boolean(), removedFiles: z.boolean() });
+export type HostPurge = z.infer<typeof PurgeAnswerSchema>;
+
+/** Stops a deleted tenant on the host and deletes its local files (idempotent on the host's side). */
+export async function purgeTenantOnHost(
+  host: HostApi,
+  tenantId: string,
+  signal?: AbortSignal,
+): Promise<HostPurge> {
+  const answer = await callHost(host, 'DELETE', `/tenants/${encodeURIComponent(tenantId)}`, signal);
+  const purged = PurgeAnswerSchema.safeParse(answer.body);
+  if (answer.status !== 200 || !purged.success) throw answerError(answer, `The host (${host.url})`);
+  return purged.data;
 }

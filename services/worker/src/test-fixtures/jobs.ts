@@ -9,6 +9,7 @@ export const SHORT_LEASE_JOB_TYPES: RookeryJobTypes = {
   backup: { ...ROOKERY_JOB_TYPES.backup, leaseMs: 4_000 },
   restore: { ...ROOKERY_JOB_TYPES.restore, leaseMs: 4_000 },
   'lifecycle-sweep': { ...ROOKERY_JOB_TYPES['lifecycle-sweep'], leaseMs: 4_000 },
+  'tenant-purge': { ...ROOKERY_JOB_TYPES['tenant-purge'], leaseMs: 4_000 },
 };
 
 export async function waitForJob(

@@ -1,0 +1,128 @@
+// The tenant purge end to end, with real parts: a real host starting a real tenant that mirrors its
+// database (sync mode) to a mirror directory, the whole worker (its configuration wires the
+// handlers) making a real backup of that mirror into a directory storage, and then the purge: the
+// tenant's process, local files, mirror and backups go, another tenant's stay, and purging again
+// is a success with nothing left to do.
+import fs from 'node:fs';
+import path from 'node:path';
+import { type JobQueue, jobQueueFile, openSqliteJobQueue } from '@rookery/jobs';
+import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
+import { makeTempDir } from '@rookery/testkit';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadWorkerConfig } from '../config.js';
+import { HOST_TOKEN, startTestHost, type TestHost } from '../test-fixtures/host.js';
+import { finished, waitForJob } from '../test-fixtures/jobs.js';
+import { type RunningWorker, startWorker } from '../worker.js';
+import { callJson, wakeTenant } from './tenant-http.js';
+
+let tmp: ReturnType<typeof makeTempDir>;
+let host: TestHost;
+let queue: JobQueue<RookeryJobTypes>;
+let worker: RunningWorker;
+let mirrorDir: string;
+let backupDir: string;
+
+/** A tenant with one database and a document in it, mirrored; its socket. */
+async function tenantWithData(tenant: string): Promise<void> {
+  const socketPath = await wakeTenant({ url: host.url, token: HOST_TOKEN }, tenant);
+  const call = (method: string, url: string, body?: unknown) =>
+    callJson({ socketPath }, method, url, { body });
+  expect((await call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
+  expect((await call('PUT', '/databases/shop/docs?id=orders/1', { Total: 1 })).status).toBe(201);
+}
+
+async function runJob(type: 'backup' | 'tenant-purge', tenantId: string) {
+  const id = await queue.enqueue(
+    type === 'backup'
+      ? { type, tenantId, payload: { database: 'shop', kind: 'full' } }
+      : { type, tenantId, payload: { requestedBy: 'test' } },
+  );
+  return waitForJob(queue, id, finished, 'finished');
+}
+
+beforeAll(async () => {
+  tmp = makeTempDir('rookery-purge-');
+  mirrorDir = path.join(tmp.dir, 'mirror');
+  backupDir = path.join(tmp.dir, 'backups');
+  host = await startTestHost(tmp.dir, {
+    ...process.env,
+    ROOKERY_MIRROR: mirrorDir,
+    ROOKERY_MIRROR_MODE: 'sync',
+  });
+  queue = await openSqliteJobQueue({ file: jobQueueFile(tmp.dir), types: ROOKERY_JOB_TYPES });
+  const config = loadWorkerConfig(
+    {},
+    {
+      dataDir: tmp.dir,
+      mirrorDir,
+      backupDir,
+      port: 0,
+      pollMs: 50,
+      backupEveryMinutes: 0,
+      sweepEveryMinutes: 0,
+      hostUrl: host.url,
+      internalToken: HOST_TOKEN,
+    },
+  );
+  worker = await startWorker({ config, masterKey: Buffer.alloc(32, 7), logger: pino({ level: 'silent' }) });
+}, 60_000);
+afterAll(async () => {
+  await worker?.close();
+  await queue?.close();
+  await host?.close();
+  tmp?.cleanup();
+});
+
+describe('the tenant-purge job', () => {
+  it("deletes the tenant's process, local files, mirror and backups, and only that tenant's", async () => {
+    await tenantWithData('doomed');
+    await tenantWithData('kept');
+    for (const tenant of ['doomed', 'kept'])
+      expect(await runJob('backup', tenant)).toMatchObject({ state: 'completed' });
+    const pid = host.supervisor.info('doomed').pid!;
+    const where = (tenant: string) => [
+      path.join(tmp.dir, 'tenants', tenant),
+      path.join(mirrorDir, tenant),
+      path.join(backupDir, tenant),
+    ];
+    for (const dir of [...where('doomed'), ...where('kept')])
+      expect([dir, fs.existsSync(dir)]).toEqual([dir, true]);
+
+    const job = await runJob('tenant-purge', 'doomed');
+    expect(job).toMatchObject({ state: 'completed', attempts: 1, lastError: null });
+    expect(job.progress).toMatchObject({
+      outcome: 'completed',
+      hostWasRunning: true,
+      hostFilesRemoved: true,
+      mirrorRemoved: true,
+      backupObjects: expect.any(Number),
+    });
+    expect((job.progress as { backupObjects: number }).backupObjects).toBeGreaterThan(0);
+    for (const dir of where('doomed')) expect([dir, fs.existsSync(dir)]).toEqual([dir, false]);
+    expect(() => process.kill(pid, 0)).toThrow();
+    expect(host.supervisor.info('doomed')).toMatchObject({ state: 'stopped', pid: null });
+    // The other tenant is untouched and still running.
+    for (const dir of where('kept')) expect([dir, fs.existsSync(dir)]).toEqual([dir, true]);
+    expect(host.supervisor.info('kept').state).toBe('running');
+
+    // A retry (or a second delete) finds nothing left and still succeeds.
+    const again = await runJob('tenant-purge', 'doomed');
+    expect(again).toMatchObject({ state: 'completed', attempts: 1 });
+    expect(again.progress).toMatchObject({
+      hostWasRunning: false,
+      hostFilesRemoved: false,
+      mirrorRemoved: false,
+      backupObjects: 0,
+    });
+  }, 120_000);
+
+  it('refuses a job whose tenant id is not a tenant id, before touching any path', async () => {
+    const id = await queue.enqueue({ type: 'tenant-purge', tenantId: '..', payload: {}, maxAttempts: 1 });
+    const job = await waitForJob(queue, id, finished, 'finished');
+    expect(job).toMatchObject({ state: 'failed' });
+    expect(job.lastError).toMatch(/InvalidTenantId|not a tenant id/);
+    expect(fs.existsSync(mirrorDir)).toBe(true);
+    expect(fs.existsSync(backupDir)).toBe(true);
+  });
+});
