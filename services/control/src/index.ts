@@ -13,7 +13,7 @@ export {
   revokePrincipalCertificate,
 } from './admin/certificates.js';
 export { requirePrincipal, requireTenant } from './admin/require.js';
-export { type ProvisionTenantInput, provisionTenant } from './admin/tenants.js';
+export { deleteTenant, type ProvisionTenantInput, provisionTenant } from './admin/tenants.js';
 export {
   enrolTotp,
   openTotpSecret,

@@ -74,7 +74,7 @@ describe('tenants (operators)', () => {
     expect(patched.json).toMatchObject({ quota: { requestsPerSecond: 5, storageBytes: 10 } });
     expect((await h.store.getTenant('initech'))?.quota.storageBytes).toBe(10);
 
-    expect((await h.call(operator, 'DELETE', '/control/tenants/initech')).status).toBe(204);
+    expect((await h.call(operator, 'DELETE', '/control/tenants/initech')).status).toBe(202);
     const gone = await h.call(operator, 'GET', '/control/tenants/initech');
     expect([gone.status, gone.json.code]).toEqual([404, 'TenantNotFound']);
   });

@@ -117,3 +117,47 @@ describe('jobs and backups through the control API', () => {
     expect([badKind.status, badKind.json.code]).toEqual([400, 'InvalidRequest']);
   });
 });
+
+describe('deleting a tenant purges its data through a job', () => {
+  it('enqueues the purge, cancels the tenant’s own jobs, and keeps the id until the purge completes', async () => {
+    const backup = (await h.call(adminA, 'POST', '/control/backups', { database: 'shop' })).json.id as string;
+    const othersBackup = (await h.call(adminB, 'POST', '/control/backups', { database: 'ledger' })).json
+      .id as string;
+
+    const deleted = await h.call(operator, 'DELETE', '/control/tenants/acme');
+    expect(deleted.status).toBe(202);
+    expect(deleted.json).toEqual({ deleted: 'acme', purgeJobId: expect.any(String) });
+    const purgeJobId = deleted.json.purgeJobId as string;
+    const purge = await h.jobs.get(purgeJobId);
+    expect(purge).toMatchObject({
+      type: 'tenant-purge',
+      tenantId: 'acme',
+      state: 'queued',
+      payload: { requestedBy: operator.id },
+    });
+    // Its backup would write its data back; another tenant's is left alone.
+    expect((await h.jobs.get(backup))?.state).toBe('cancelled');
+    expect((await h.jobs.get(othersBackup))?.state).toBe('queued');
+    expect((await h.call(operator, 'GET', '/control/tenants/acme')).status).toBe(404);
+
+    // The same id is refused while its purge waits: the purge must not reach the new tenant.
+    const early = await h.call(operator, 'POST', '/control/tenants', { id: 'acme', name: 'Acme again' });
+    expect([early.status, early.json.code]).toEqual([409, 'TenantPurgePending']);
+    expect(early.json.detail).toContain(purgeJobId);
+
+    // Once a worker has completed it, the id is free again.
+    const stop = h.jobs.work('tenant-purge', async () => {}, { pollMs: 10 });
+    try {
+      let state = purge!.state;
+      for (let i = 0; i < 400 && state !== 'completed'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        state = (await h.jobs.get(purge!.id))!.state;
+      }
+      expect(state).toBe('completed');
+    } finally {
+      await stop();
+    }
+    const later = await h.call(operator, 'POST', '/control/tenants', { id: 'acme', name: 'Acme again' });
+    expect(later.status).toBe(201);
+  });
+});

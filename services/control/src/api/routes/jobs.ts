@@ -86,11 +86,12 @@ export function jobRoutes(app: FastifyInstance, { store, jobs }: ControlContext)
 }
 
 /** The queue, or 503 when the host of this API was started without one. */
-function queueOf(jobs: JobQueue<RookeryJobTypes> | null): JobQueue<RookeryJobTypes> {
+/** The queue, or 503 JobQueueUnavailable when this control plane was started without one. */
+export function queueOf(jobs: JobQueue<RookeryJobTypes> | null): JobQueue<RookeryJobTypes> {
   if (!jobs) {
     throw new RookeryError(
       'JobQueueUnavailable',
-      'This control plane was started without the job queue, so jobs can neither be listed nor asked for; retry later.',
+      'This control plane was started without the job queue, so jobs can neither be listed nor asked for (nor tenants deleted: a job purges their data); retry later.',
     );
   }
   return jobs;
