@@ -1,3 +1,5 @@
+import { openJobQueue } from '@rookery/jobs';
+import { ROOKERY_JOB_TYPES } from '@rookery/protocol';
 import { makeTempDir } from '@rookery/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runRookery } from '../test-fixtures/run-cli.js';
@@ -50,13 +52,30 @@ describe('rookery tenant and database', () => {
     expect((await rookery('database', 'list', 'acme')).stdout).toContain('no database records');
   });
 
-  it('deletes a tenant only with --yes', async () => {
+  it('deletes a tenant only with --yes, enqueues the purge of its data, and keeps its id until then', async () => {
     await rookery('tenant', 'create', 'gone');
     const refused = await rookery('tenant', 'delete', 'gone');
     expect([refused.code, refused.stderr]).toEqual([1, expect.stringMatching(/^InvalidRequest: .*--yes/)]);
-    expect((await rookery('tenant', 'delete', 'gone', '--yes')).code).toBe(0);
+    const deleted = await rookery('--json', 'tenant', 'delete', 'gone', '--yes');
+    expect(deleted.code).toBe(0);
+    const { purgeJobId } = deleted.json<{ deleted: string; purgeJobId: string }>();
     const missing = await rookery('tenant', 'show', 'gone');
     expect([missing.code, missing.stderr]).toEqual([1, expect.stringMatching(/^TenantNotFound: /)]);
+
+    // The job is on the queue the workers run from (the data directory's), waiting for one.
+    const queue = await openJobQueue({ dataDir: data.dir, types: ROOKERY_JOB_TYPES });
+    try {
+      expect(await queue.get(purgeJobId)).toMatchObject({
+        type: 'tenant-purge',
+        tenantId: 'gone',
+        state: 'queued',
+        payload: { requestedBy: 'rookery-cli' },
+      });
+    } finally {
+      await queue.close();
+    }
+    const again = await rookery('tenant', 'create', 'gone');
+    expect([again.code, again.stderr]).toEqual([1, expect.stringMatching(/^TenantPurgePending: .*purge/)]);
   });
 
   it('answers bad input with the code and a message naming what was typed', async () => {

@@ -1,5 +1,11 @@
 // rookery tenant create|list|show|delete|quota
-import { PrincipalKindSchema, provisionTenant, requireTenant, type Tenant } from '@rookery/control';
+import {
+  deleteTenant,
+  PrincipalKindSchema,
+  provisionTenant,
+  requireTenant,
+  type Tenant,
+} from '@rookery/control';
 import { RookeryError } from '@rookery/protocol';
 import type { Command } from 'commander';
 import { z } from 'zod';
@@ -56,12 +62,19 @@ export function registerTenantCommands(program: Command, io: CliIo): void {
       action(io, async (context, input) => {
         const { args, options } = parseCommandInput(CreateInput, input, ['id']);
         const [id] = args;
-        const result = await provisionTenant(await context.store(), {
-          id,
-          name: options.name ?? id,
-          quota: quotaPatch(options),
-          ...(options.admin === undefined ? {} : { admin: { name: options.admin, kind: options.adminKind } }),
-        });
+        const result = await provisionTenant(
+          await context.store(),
+          {
+            id,
+            name: options.name ?? id,
+            quota: quotaPatch(options),
+            ...(options.admin === undefined
+              ? {}
+              : { admin: { name: options.admin, kind: options.adminKind } }),
+          },
+          // A deleted tenant's id stays taken until its purge has completed (TenantPurgePending).
+          await context.jobs(),
+        );
         await context.print(result, () => {
           const lines = [`Created tenant ${result.tenant.id} (${quotaText(result.tenant)}).`];
           if (result.admin) {
@@ -125,7 +138,9 @@ export function registerTenantCommands(program: Command, io: CliIo): void {
 
   tenant
     .command('delete')
-    .description("delete a tenant: its records go, its principals' certificates are revoked")
+    .description(
+      "delete a tenant: its records go, its principals' certificates are revoked, and a job purges its data",
+    )
     .argument('<id>')
     .option('--yes', 'confirm: this cannot be undone')
     .action(
@@ -134,11 +149,20 @@ export function registerTenantCommands(program: Command, io: CliIo): void {
         if (!options.yes) {
           throw new RookeryError(
             'InvalidRequest',
-            `Deleting tenant ${args[0]} revokes every certificate of its principals and cannot be undone; add --yes to go ahead.`,
+            `Deleting tenant ${args[0]} revokes every certificate of its principals, purges its data and cannot be undone; add --yes to go ahead.`,
           );
         }
-        await (await context.store()).deleteTenant(args[0]);
-        await context.print({ deleted: args[0] }, () => `Deleted tenant ${args[0]}.`);
+        const purgeJobId = await deleteTenant(
+          await context.store(),
+          await context.jobs(),
+          args[0],
+          'rookery-cli',
+        );
+        await context.print(
+          { deleted: args[0], purgeJobId },
+          () =>
+            `Deleted tenant ${args[0]}; its files, mirror and backups are purged by job ${purgeJobId} (a worker runs it).`,
+        );
       }),
     );
 
