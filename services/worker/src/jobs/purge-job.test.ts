@@ -11,9 +11,12 @@ import { makeTempDir } from '@rookery/testkit';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadWorkerConfig } from '../config.js';
+import { WorkerMetrics } from '../metrics.js';
+import { DirectoryStorage } from '../storage/directory-storage.js';
 import { HOST_TOKEN, startTestHost, type TestHost } from '../test-fixtures/host.js';
 import { finished, waitForJob } from '../test-fixtures/jobs.js';
 import { type RunningWorker, startWorker } from '../worker.js';
+import { purgeJobHandler } from './purge-job.js';
 import { callJson, wakeTenant } from './tenant-http.js';
 
 let tmp: ReturnType<typeof makeTempDir>;
@@ -124,5 +127,61 @@ describe('the tenant-purge job', () => {
     expect(job.lastError).toMatch(/InvalidTenantId|not a tenant id/);
     expect(fs.existsSync(mirrorDir)).toBe(true);
     expect(fs.existsSync(backupDir)).toBe(true);
+  });
+
+  it('fails the attempt while another job of the tenant is still running, so the queue runs it again after', async () => {
+    // A queue of its own, so that only the handlers of this test take its jobs.
+    const own = makeTempDir('rookery-purge-busy-');
+    const busyQueue = await openSqliteJobQueue({ file: jobQueueFile(own.dir), types: ROOKERY_JOB_TYPES });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let backupStarted!: () => void;
+    const started = new Promise<void>((resolve) => {
+      backupStarted = resolve;
+    });
+    const stops = [
+      // Stands for a backup of the tenant that was already running when it was deleted.
+      busyQueue.work('backup', async () => {
+        backupStarted();
+        await released;
+      }),
+      busyQueue.work(
+        'tenant-purge',
+        purgeJobHandler({
+          host: { url: host.url, token: HOST_TOKEN },
+          mirrorDir: path.join(own.dir, 'mirror'),
+          storage: new DirectoryStorage(path.join(own.dir, 'backups')),
+          metrics: new WorkerMetrics(),
+          queue: busyQueue,
+        }),
+        { pollMs: 20 },
+      ),
+    ];
+    try {
+      await busyQueue.enqueue({ type: 'backup', tenantId: 'busy', payload: { database: 'shop' } });
+      await started;
+      const purge = (maxAttempts: number) =>
+        busyQueue
+          .enqueue({ type: 'tenant-purge', tenantId: 'busy', payload: {}, maxAttempts })
+          .then((id) => waitForJob(busyQueue, id, finished, 'finished'));
+      const blocked = await purge(1);
+      expect(blocked).toMatchObject({ state: 'failed' });
+      expect(blocked.lastError).toMatch(/still has running jobs \(backup /);
+      release();
+      await waitForJob(
+        busyQueue,
+        (await busyQueue.list({ tenantId: 'busy', type: 'backup' }))[0]!.id,
+        finished,
+        'finished',
+      );
+      expect(await purge(1)).toMatchObject({ state: 'completed' });
+    } finally {
+      release();
+      await Promise.all(stops.map((stop) => stop()));
+      await busyQueue.close();
+      own.cleanup();
+    }
   });
 });
