@@ -1,7 +1,7 @@
 // One way to open the control store from configuration: PostgreSQL when a
 // connection string is given (the scale-out deployment), the embedded SQLite
 // file under the data directory otherwise. Every process that takes these two
-// settings (gateway, CLI) opens the same store the same way.
+// settings (gateway, CLI, worker) opens the same store the same way.
 import { controlPaths } from './paths.js';
 import type { ControlStore } from './store/control-store.js';
 import { openPostgresControlStore } from './store/postgres.js';

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { openControlStore } from '@rookery/control';
 import { Database } from '@rookery/engine';
 import { type JobQueue, jobQueueFile, openSqliteJobQueue } from '@rookery/jobs';
 import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
@@ -80,6 +81,9 @@ describe('the worker on the embedded job queue', () => {
     );
     expect(metrics).toMatch(/rookery_worker_jobs_total\{type="backup",outcome="completed"\} 1/);
 
+    // The tenant as the control plane knows it: the restored database is recorded there.
+    const control = await openControlStore({ dataDir });
+    await control.createTenant({ id: TENANT, name: TENANT });
     const restoreId = await queue.enqueue({
       type: 'restore',
       tenantId: TENANT,
@@ -94,6 +98,8 @@ describe('the worker on the embedded job queue', () => {
     opened.push(restored);
     expect(documentsOf(restored)).toEqual(documentsOf(source));
     expect(await queryResultsOf(restored)).toEqual(await queryResultsOf(source));
+    expect((await control.listDatabases(TENANT)).map((d) => d.name)).toContain('shop-restored');
+    await control.close();
 
     // Restoring over a database that exists is refused, and says why.
     const again = await queue.enqueue({

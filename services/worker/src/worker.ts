@@ -3,6 +3,7 @@
 // schedulers, and a small HTTP server for /metrics and /healthz.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { openControlStore } from '@rookery/control';
 import { type JobQueue, openJobQueue, type StopWorking } from '@rookery/jobs';
 import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
 import type { Logger } from 'pino';
@@ -50,6 +51,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     types: options.jobTypes ?? ROOKERY_JOB_TYPES,
     logger,
   });
+  // The control store (the same SQLite file or PostgreSQL database as the control plane's): restores
+  // record the databases they create there.
+  const controlStore = await openControlStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const workOptions = {
     concurrency: config.concurrency,
     perTenantConcurrency: config.perTenantConcurrency,
@@ -79,6 +83,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         storage,
         masterKey: options.masterKey,
         metrics,
+        records: controlStore,
       }),
       workOptions,
     ),
@@ -169,6 +174,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       await sweepScheduler?.stop();
       await Promise.all(stops.map((stop) => stop()));
       await queue.close();
+      await controlStore.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

@@ -2,10 +2,12 @@
 // tenant. Embedded, the worker shares the machine with the host, so the new database is written
 // where the tenant keeps its databases (`<data>/tenants/<tenant>/databases/<name>`); the tenant
 // opens it on first use and rebuilds its indexes from the definitions it holds, and the mirror
-// starts a new generation for it.
+// starts a new generation for it. The control store records the new database, so it is listed (and
+// managed) like one created through the API.
 import path from 'node:path';
+import type { ControlStore } from '@rookery/control';
 import type { JobHandler } from '@rookery/jobs';
-import type { RestoreJobPayload } from '@rookery/protocol';
+import { isRookeryError, type RestoreJobPayload } from '@rookery/protocol';
 import { deriveBackupKey } from '../backup/backup-key.js';
 import { restoreBackup } from '../backup/restore-backup.js';
 import type { WorkerMetrics } from '../metrics.js';
@@ -20,6 +22,8 @@ export interface RestoreJobDependencies {
   storage: BackupStorage;
   masterKey: Buffer;
   metrics: WorkerMetrics;
+  /** The control store, to record the restored database in. */
+  records: Pick<ControlStore, 'createDatabase'>;
 }
 
 export function restoreJobHandler(deps: RestoreJobDependencies): JobHandler<RestoreJobPayload> {
@@ -52,6 +56,7 @@ export function restoreJobHandler(deps: RestoreJobDependencies): JobHandler<Rest
         stoppedBy: outcome.stoppedBy,
         bytesRead: outcome.bytesRead,
       };
+      await recordDatabase(deps.records, job.tenantId, targetDatabase, log);
       await reporter.finish('completed', summary);
       log.info(summary, 'restore completed');
     } catch (error) {
@@ -60,4 +65,26 @@ export function restoreJobHandler(deps: RestoreJobDependencies): JobHandler<Rest
       throw error;
     }
   };
+}
+
+/**
+ * Records the restored database in the control store. The restore itself succeeded and its files are in
+ * place, so a failure here is logged, not thrown: the next database creation through a gateway records
+ * every database the host holds that the store lacks (services/gateway/src/database-records.ts).
+ */
+async function recordDatabase(
+  records: Pick<ControlStore, 'createDatabase'>,
+  tenantId: string,
+  name: string,
+  log: { warn(details: object, message: string): void },
+): Promise<void> {
+  try {
+    await records.createDatabase(tenantId, name);
+  } catch (error) {
+    if (isRookeryError(error) && error.code === 'DatabaseAlreadyExists') return;
+    log.warn(
+      { err: error, tenant: tenantId, targetDb: name },
+      'restored, but not recorded in the control store',
+    );
+  }
 }
