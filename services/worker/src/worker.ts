@@ -52,7 +52,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     logger,
   });
   // The control store (the same SQLite file or PostgreSQL database as the control plane's): restores
-  // record the databases they create there.
+  // record the databases they create there, sweeps leave deleted tenants asleep.
   const controlStore = await openControlStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const workOptions = {
     concurrency: config.concurrency,
@@ -89,7 +89,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     ),
     queue.work(
       'lifecycle-sweep',
-      sweepJobHandler({ host: { url: config.hostUrl, token: config.internalToken }, metrics }),
+      sweepJobHandler({
+        host: { url: config.hostUrl, token: config.internalToken },
+        metrics,
+        tenants: controlStore,
+      }),
       workOptions,
     ),
     queue.work(

@@ -2,6 +2,9 @@
 // free port, a real tenant process it starts, the embedded SQLite job queue, and the worker's
 // handler. The tenant is woken through the host exactly as the job does, and the documents are
 // written and read back over the tenant's socket.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { type ControlStore, openControlStore } from '@rookery/control';
 import { type JobQueue, jobQueueFile, openSqliteJobQueue, type StopWorking } from '@rookery/jobs';
 import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
 import { makeTempDir } from '@rookery/testkit';
@@ -25,6 +28,8 @@ let host: TestHost;
 let hostUrl: string;
 let socketPath: string;
 let queue: JobQueue<RookeryJobTypes>;
+/** The control store the worker reads (the embedded file in the data directory): acme exists there. */
+let control: ControlStore;
 
 const tenant = (method: string, url: string, body?: unknown) =>
   callJson({ socketPath }, method, url, { body });
@@ -46,8 +51,11 @@ beforeAll(async () => {
   socketPath = await wakeTenant({ url: hostUrl, token: TOKEN }, TENANT);
   expect((await tenant('PUT', '/admin/databases', { Name: 'Shop' })).status).toBe(201);
   queue = await openSqliteJobQueue({ file: jobQueueFile(tmp.dir), types: ROOKERY_JOB_TYPES });
+  control = await openControlStore({ dataDir: tmp.dir });
+  await control.createTenant({ id: TENANT, name: TENANT });
 }, 60_000);
 afterAll(async () => {
+  await control?.close();
   await queue?.close();
   await host?.close();
   tmp?.cleanup();
@@ -69,7 +77,12 @@ describe('the lifecycle-sweep job', () => {
     // Batches of two: three due documents take two rounds, the second answering More: false.
     const stop: StopWorking = queue.work(
       'lifecycle-sweep',
-      sweepJobHandler({ host: { url: hostUrl, token: TOKEN }, metrics: new WorkerMetrics(), batchSize: 2 }),
+      sweepJobHandler({
+        host: { url: hostUrl, token: TOKEN },
+        metrics: new WorkerMetrics(),
+        tenants: control,
+        batchSize: 2,
+      }),
       { pollMs: 50 },
     );
     try {
@@ -144,6 +157,34 @@ describe('the lifecycle-sweep job', () => {
       );
     } finally {
       await worker.close();
+    }
+  });
+
+  it('leaves a deleted tenant asleep: a sweep scheduled before the deletion is skipped, not woken', async () => {
+    const stop: StopWorking = queue.work(
+      'lifecycle-sweep',
+      sweepJobHandler({
+        host: { url: hostUrl, token: TOKEN },
+        metrics: new WorkerMetrics(),
+        tenants: control,
+      }),
+      { pollMs: 50 },
+    );
+    try {
+      // 'gone' is not in the control store (deleted, its purge perhaps running).
+      const id = await queue.enqueue({
+        type: 'lifecycle-sweep',
+        tenantId: 'gone',
+        payload: { database: 'shop' },
+      });
+      const job = await waitForJob(queue, id, finished, 'finished');
+      expect(job).toMatchObject({
+        state: 'completed',
+        progress: { outcome: 'skipped', reason: 'tenant deleted' },
+      });
+      expect(existsSync(path.join(tmp.dir, 'tenants', 'gone'))).toBe(false);
+    } finally {
+      await stop();
     }
   });
 });

@@ -4,6 +4,7 @@
 // the host, asks for batches with one fixed `now` while the tenant answers `More`, and reports the
 // totals. It never touches the tenant's files: another writer there would corrupt them.
 
+import type { ControlStore } from '@rookery/control';
 import type { JobHandler } from '@rookery/jobs';
 import { DEFAULT_SWEEP_LIMIT, type LifecycleSweepJobPayload, type SweepResult } from '@rookery/protocol';
 import { z } from 'zod';
@@ -16,6 +17,8 @@ export interface SweepJobDependencies {
   /** The host's internal API (ROOKERY_HOST_URL) and its token (ROOKERY_INTERNAL_TOKEN). */
   host: { url: string; token: string | undefined };
   metrics: WorkerMetrics;
+  /** The control store: a tenant deleted since the sweep was scheduled is not woken (its purge may be running). */
+  tenants: Pick<ControlStore, 'getTenant'>;
   /** Documents per batch (the tenant's `limit`). */
   batchSize?: number;
   /**
@@ -48,6 +51,12 @@ export function sweepJobHandler(deps: SweepJobDependencies): JobHandler<Lifecycl
     log.info({ now }, 'lifecycle sweep started');
     try {
       const tenant = tenantDirectoryName(job.tenantId);
+      // Waking a deleted tenant would make its directory again, under the purge of its data.
+      if (!(await deps.tenants.getTenant(tenant))) {
+        await reporter.finish('skipped', { now, reason: 'tenant deleted' });
+        log.info('lifecycle sweep skipped: the tenant was deleted');
+        return;
+      }
       const host = hostApi(deps.host, 'wake tenants to sweep them');
       const socketPath = await wakeTenant(host, tenant, context.signal);
       const sweepPath = `/databases/${encodeURIComponent(database)}/admin/sweep`;
