@@ -22,10 +22,17 @@ step(`Preparing the control plane, the CA and the first tenant (${tenantId}) in 
 const { bootstrap } = await import(path.join(root, 'packages', 'cli', 'dist', 'index.js'));
 const { controlPaths } = await import(path.join(root, 'services', 'control', 'dist', 'index.js'));
 // The same control store the gateway will open: PostgreSQL if configured, the embedded SQLite file otherwise.
+// A first tenant deleted a moment ago is being purged (the worker, started below, finishes that): start
+// without it rather than create it again under the purge.
+let purging = null;
 const admin = await bootstrap({
   dataDir,
   tenantId,
   databaseUrl: process.env.ROOKERY_CONTROL_DATABASE_URL || undefined,
+}).catch((error) => {
+  if (error?.code !== 'TenantPurgePending') throw error;
+  purging = error.message;
+  return null;
 });
 const internalToken = readOrCreateSecret(controlPaths(dataDir).internalToken);
 
@@ -57,17 +64,29 @@ await startService('worker', path.join(root, 'services', 'worker', 'dist', 'main
 const { url } = await startService('gateway', path.join(root, 'services', 'gateway', 'dist', 'main.js'));
 const publicUrl = url.replace('127.0.0.1', 'localhost');
 
-// The first request wakes the tenant: give it the host's start deadline and then some.
-const created = await callGateway('PUT', '/admin/databases', { Name: 'demo' }).catch((error) => ({
-  status: 0,
-  body: error.message,
-}));
-if (created.status !== 201 && created.status !== 409) {
-  process.stderr.write(`Could not create the demo database: ${created.status} ${created.body}\n`);
+if (admin === null) {
+  process.stdout.write(`
+Rookery is running at ${publicUrl} (data in ${dataDir}), without its first tenant:
+${purging}
+Run npm start again once the purge has finished to get a new "${tenantId}" tenant, or set ROOKERY_FIRST_TENANT.
+Stop with Ctrl+C.
+`);
+} else {
+  await createDemoDatabaseAndPrintHowToConnect(admin);
 }
 
-const tls = `--cacert ${admin.caFile} --cert ${admin.certFile} --key ${admin.keyFile}`;
-process.stdout.write(`
+async function createDemoDatabaseAndPrintHowToConnect(admin) {
+  // The first request wakes the tenant: give it the host's start deadline and then some.
+  const created = await callGateway('PUT', '/admin/databases', { Name: 'demo' }).catch((error) => ({
+    status: 0,
+    body: error.message,
+  }));
+  if (created.status !== 201 && created.status !== 409) {
+    process.stderr.write(`Could not create the demo database: ${created.status} ${created.body}\n`);
+  }
+
+  const tls = `--cacert ${admin.caFile} --cert ${admin.certFile} --key ${admin.keyFile}`;
+  process.stdout.write(`
 Rookery is running at ${publicUrl} (data in ${dataDir}, mirrored to ${env.ROOKERY_MIRROR}).
 Tenant "${tenantId}" has a database "demo"; its admin certificate is in ${admin.certDir}. Try:
 
@@ -85,6 +104,7 @@ From TypeScript (sessions, queries, caching, changes, streams, subscriptions): p
 More tenants, people with TOTP, certificates and usage:  pnpm rookery --help
 Stop with Ctrl+C (tenants commit queued writes before exiting).
 `);
+}
 
 /** Starts a service's built main and resolves with its `ready` IPC message; the start fails if it exits first. */
 function startService(name, entry) {

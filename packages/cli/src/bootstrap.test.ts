@@ -71,6 +71,15 @@ describe('rookery bootstrap', () => {
     );
   });
 
+  it('does not make a deleted first tenant again while the purge of its data is pending', async () => {
+    expect((await rookery('bootstrap', '--tenant', 'first')).code).toBe(0);
+    expect((await rookery('tenant', 'delete', 'first', '--yes')).code).toBe(0);
+    // No worker runs here: the purge stays queued, and the id stays taken.
+    const again = await rookery('bootstrap', '--tenant', 'first');
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toMatch(/^TenantPurgePending: Tenant "first" was deleted and the purge of its data/);
+  });
+
   it('prints the curl line for people', async () => {
     const run = await rookery('bootstrap');
     expect(run.stdout).toContain('(new)');

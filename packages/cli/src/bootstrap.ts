@@ -16,12 +16,13 @@ import {
   parseInput,
   provisionTenant,
 } from '@rookery/control';
+import { type JobQueue, openJobQueue } from '@rookery/jobs';
 import {
   type CertificateAuthority,
   loadOrCreateCertificateAuthority,
   loadOrCreateMasterKey,
 } from '@rookery/pki';
-import { isRookeryError } from '@rookery/protocol';
+import { isRookeryError, ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
 import { z } from 'zod';
 import { writeCertificateFiles } from './cert-files.js';
 
@@ -64,8 +65,11 @@ export async function bootstrap(options: BootstrapOptions): Promise<BootstrapRes
   // Made now so the gateway and `rookery totp enrol` find the same key from the start.
   await loadOrCreateMasterKey(paths.masterKey);
   const store = await openControlStore({ dataDir, databaseUrl });
+  // The queue holds the purges of deleted tenants: a first tenant deleted a moment ago is not created
+  // again before its purge has finished (TenantPurgePending), or the purge would reach the new one.
+  const jobs = await openJobQueue({ dataDir, databaseUrl, types: ROOKERY_JOB_TYPES });
   try {
-    const { admin, created } = await ensureTenantWithAdmin(store, tenantId);
+    const { admin, created } = await ensureTenantWithAdmin(store, jobs, tenantId);
     const certDir = paths.adminCertificates;
     const files = {
       certFile: path.join(certDir, `${ADMIN_NAME}.crt`),
@@ -106,21 +110,23 @@ export async function bootstrap(options: BootstrapOptions): Promise<BootstrapRes
       created: { ...created, certificate: true },
     };
   } finally {
+    await jobs.close();
     await store.close();
   }
 }
 
 async function ensureTenantWithAdmin(
   store: ControlStore,
+  jobs: JobQueue<RookeryJobTypes>,
   tenantId: string,
 ): Promise<{ admin: Principal; created: { tenant: boolean; principal: boolean } }> {
   if (!(await store.getTenant(tenantId))) {
     try {
-      const { admin } = await provisionTenant(store, {
-        id: tenantId,
-        name: tenantId,
-        admin: { name: ADMIN_NAME, kind: 'program' },
-      });
+      const { admin } = await provisionTenant(
+        store,
+        { id: tenantId, name: tenantId, admin: { name: ADMIN_NAME, kind: 'program' } },
+        jobs,
+      );
       return { admin: admin!, created: { tenant: true, principal: true } };
     } catch (error) {
       // Another bootstrap made it a moment ago: use theirs.
