@@ -48,17 +48,10 @@ const stack = await startStack();
 const stores: DocumentStore[] = [];
 try {
   log('stack started; creating the tenant, its database and a principal');
-  await stack.store.createTenant({
-    id: 'bench',
-    name: 'Bench',
-    quota: { requestsPerSecond: 1e9, storageBytes: 2 ** 40 },
-  });
-  const admin = await stack.client({
-    tenantId: 'bench',
-    kind: 'program',
-    name: 'bench',
-    role: { kind: 'tenant-admin' },
-  });
+  const admin = await stack.tenantAdmin(
+    { id: 'bench', name: 'Bench', quota: { requestsPerSecond: 1e9, storageBytes: 2 ** 40 } },
+    'bench',
+  );
   const created = await admin.call('PUT', '/admin/databases', { Name: 'db' });
   if (created.status !== 201) throw new Error(`creating the database: ${created.status} ${created.text}`);
   const storeWith = (conventions: ConstructorParameters<typeof DocumentStore>[0]['conventions'] = {}) => {

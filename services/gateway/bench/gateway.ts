@@ -51,17 +51,10 @@ async function forkCeiling(setup: object): Promise<{ url: string; child: ChildPr
 
 const stack = await startStack({ tenantCacheMs: 1_000 }); // the gateway's production default
 try {
-  await stack.store.createTenant({
-    id: 'bench',
-    name: 'Bench',
-    quota: { requestsPerSecond: 1e9, storageBytes: 2 ** 40 },
-  });
-  const client = await stack.client({
-    tenantId: 'bench',
-    kind: 'program',
-    name: 'bench',
-    role: { kind: 'tenant-admin' },
-  });
+  const client = await stack.tenantAdmin(
+    { id: 'bench', name: 'Bench', quota: { requestsPerSecond: 1e9, storageBytes: 2 ** 40 } },
+    'bench',
+  );
   await client.call('PUT', '/admin/databases', { Name: 'db' });
   const put = await client.call('PUT', '/databases/db/docs?id=packages/1', {
     Title: 'Newtonsoft.Json',

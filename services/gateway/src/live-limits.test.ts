@@ -1,11 +1,10 @@
 // Per-tenant limits on live connections: the configuration, and end to end on the real stack (gateway,
 // host, tenant processes, the real `ws` client and undici over TLS) with small limits: two WebSockets and
 // one NDJSON stream per tenant.
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadGatewayConfig } from './config.js';
 import { DEFAULT_LIVE_LIMITS, LiveConnectionLimits } from './live-limits.js';
-import { createLargeDocuments } from './test-fixtures/large-documents.js';
+import { holdStream } from './test-fixtures/large-documents.js';
 import type { Client, Stack } from './test-fixtures/stack.js';
 import { startTwoTenants } from './test-fixtures/two-tenants.js';
 import { type Opening, openThroughGateway } from './test-fixtures/websocket.js';
@@ -110,20 +109,7 @@ describe('live connection limits through the gateway', () => {
   });
 
   it('refuses a second NDJSON stream while one is in flight, serving ordinary requests meanwhile', async () => {
-    // ~33 MB of documents: more than the socket buffers between the tenant and a reader that stopped.
-    await createLargeDocuments(adminA, {
-      database: 'streamed',
-      collection: 'Rows',
-      count: 5_000,
-      textBytes: 6_600,
-    });
-
-    const held = await request(`${stack.gateway.url}/databases/streamed/streams/docs?collection=Rows`, {
-      dispatcher: adminA.agent,
-    });
-    expect(held.statusCode).toBe(200);
-    const reader = held.body[Symbol.asyncIterator]();
-    expect(String((await reader.next()).value)).toContain('"rows/0"');
+    const held = await holdStream(adminA, stack.gateway.url);
     // The reader stops reading: the stream stays in flight, held by backpressure.
     for (const [method, path, body] of [
       ['GET', '/databases/streamed/streams/docs?startsWith=rows/1&pageSize=1'],
