@@ -9,13 +9,16 @@ const [file] = process.argv.slice(2);
 if (!file) throw new Error('usage: sqlite-child.ts <file> <n>');
 
 const store = await openSqliteControlStore(file);
+// Whoever creates the tenant creates its one principal; the others wait for it. (Each creating one when
+// it found none let two processes claim their TOTP steps for two different principals.)
+let created = false;
 try {
   await store.createTenant({ id: 'shared', name: 'Shared' });
+  created = true;
 } catch (error) {
   if (!(error instanceof RookeryError && error.code === 'TenantAlreadyExists')) throw error;
 }
-let principal = (await store.listPrincipals('shared'))[0];
-if (!principal) {
+if (created) {
   await store.createPrincipal({
     tenantId: 'shared',
     kind: 'person',
@@ -23,7 +26,11 @@ if (!principal) {
     role: { kind: 'tenant-admin' },
   });
 }
-principal = (await store.listPrincipals('shared'))[0]!;
+let principal = (await store.listPrincipals('shared'))[0];
+while (!principal) {
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  principal = (await store.listPrincipals('shared'))[0];
+}
 
 let wins = 0;
 for (let i = 0; i < 50; i += 1) {
