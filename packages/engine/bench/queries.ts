@@ -1,4 +1,4 @@
-// pnpm bench:queries [--docs N] [--seed S] — indexing speed and query latency
+// pnpm bench:queries [--docs N] [--seed S] [--iterations N] [--dir D] — indexing speed and query latency
 // on generated NuGet-like package versions (default 1,000,000), in one run:
 //
 // - index_map_docs_per_s: a map index over every version (PackageId,
@@ -7,7 +7,12 @@
 //   NuGet test (background.md), grouped by (PackageId, IsPrerelease);
 // - p50/p99 ms of the NuGet pages and the other query shapes, each run
 //   ITERATIONS times after a warm-up, through the engine's IndexReader (the
-//   same code the HTTP API runs; HTTP is measured by the k6 suite).
+//   same code the HTTP API runs; HTTP is measured by the k6 suite); the
+//   searches also "cold", with the reader's match bitmaps dropped before each.
+//
+// --dir D keeps the database and its indexes in D; a later run with the same
+// D and --docs reuses them and only measures queries (indexing figures are
+// then 0): for working on query code without rebuilding 1M documents.
 //
 // Stages go to stderr; the last stdout line is one JSON object.
 import fs from 'node:fs';
@@ -29,6 +34,10 @@ const DOCS = arg('docs', 1_000_000);
 const SEED = arg('seed', 1);
 const ITERATIONS = arg('iterations', 300);
 const CHUNK = 5_000;
+const KEEP_DIR = (() => {
+  const i = process.argv.indexOf('--dir');
+  return i === -1 ? null : path.resolve(process.argv[i + 1] ?? '');
+})();
 const log = (message: string) =>
   process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
 
@@ -72,48 +81,65 @@ function measure(name: string, run: (i: number) => unknown): { p50: number; p99:
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
 
-async function main(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rookery-bench-queries-'));
-  try {
-    const db = Database.create(dir, 'nuget');
-    log(`inserting ${DOCS.toLocaleString('en')} package versions`);
-    const ids: string[] = [];
-    let chunk: { Id: string; Document: Record<string, unknown> }[] = [];
-    for (const doc of generatePackages({ seed: SEED, packageVersions: DOCS })) {
-      const { id, ...body } = doc;
-      chunk.push({ Id: id, Document: body as unknown as Record<string, unknown> });
-      if (ids.length < 100_000 && ids.length % 7 === 0) ids.push(doc.PackageId);
-      if (chunk.length === CHUNK) {
-        await db.insertMany(chunk);
-        chunk = [];
-      }
+/** Inserts the documents and builds both indexes in `dir`; the ids are a sample of PackageIds to query. */
+async function buildDatabase(dir: string): Promise<{ mapRate: number; reduceRate: number; ids: string[] }> {
+  const db = Database.create(dir, 'nuget');
+  log(`inserting ${DOCS.toLocaleString('en')} package versions`);
+  const ids: string[] = [];
+  let chunk: { Id: string; Document: Record<string, unknown> }[] = [];
+  for (const doc of generatePackages({ seed: SEED, packageVersions: DOCS })) {
+    const { id, ...body } = doc;
+    chunk.push({ Id: id, Document: body as unknown as Record<string, unknown> });
+    if (ids.length < 100_000 && ids.length % 7 === 0) ids.push(doc.PackageId);
+    if (chunk.length === CHUNK) {
+      await db.insertMany(chunk);
+      chunk = [];
     }
-    if (chunk.length > 0) await db.insertMany(chunk);
-    await db.close();
+  }
+  if (chunk.length > 0) await db.insertMany(chunk);
+  await db.close();
 
-    const indexer = new DatabaseIndexer(dir, { batchSize: 16_384 });
-    const build = (definition: IndexDefinition) => {
-      indexer.put(definition);
-      const started = performance.now();
-      let done = 0;
-      for (;;) {
-        const progress = indexer.runOnce();
-        if (progress.length === 0) break;
-        done += progress.reduce((sum, p) => sum + p.documents, 0);
-        if (done % 163_840 < 16_384) log(`${definition.Name}: ${done.toLocaleString('en')} documents`);
-      }
-      const seconds = (performance.now() - started) / 1000;
-      const rate = Math.round(DOCS / seconds);
-      log(`${definition.Name}: ${rate.toLocaleString('en')} docs/s (${seconds.toFixed(1)} s)`);
-      return rate;
-    };
-    const mapRate = build(mapIndex);
-    const reduceRate = build(searchIndex);
-    for (const name of indexer.names) {
-      const errors = indexer.stats(name)?.ErrorsCount ?? 0;
-      if (errors > 0) throw new Error(`${name} has ${errors} indexing errors`);
+  const indexer = new DatabaseIndexer(dir, { batchSize: 16_384 });
+  const build = (definition: IndexDefinition) => {
+    indexer.put(definition);
+    const started = performance.now();
+    let done = 0;
+    for (;;) {
+      const progress = indexer.runOnce();
+      if (progress.length === 0) break;
+      done += progress.reduce((sum, p) => sum + p.documents, 0);
+      if (done % 163_840 < 16_384) log(`${definition.Name}: ${done.toLocaleString('en')} documents`);
     }
-    indexer.close();
+    const seconds = (performance.now() - started) / 1000;
+    const rate = Math.round(DOCS / seconds);
+    log(`${definition.Name}: ${rate.toLocaleString('en')} docs/s (${seconds.toFixed(1)} s)`);
+    return rate;
+  };
+  const mapRate = build(mapIndex);
+  const reduceRate = build(searchIndex);
+  for (const name of indexer.names) {
+    const errors = indexer.stats(name)?.ErrorsCount ?? 0;
+    if (errors > 0) throw new Error(`${name} has ${errors} indexing errors`);
+  }
+  indexer.close();
+  return { mapRate, reduceRate, ids };
+}
+
+async function main(): Promise<void> {
+  const dir = KEEP_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'rookery-bench-queries-'));
+  const built = path.join(dir, `bench-${DOCS}-${SEED}.json`);
+  try {
+    let figures: { mapRate: number; reduceRate: number; ids: string[] };
+    if (KEEP_DIR && fs.existsSync(built)) {
+      log(`reusing the database in ${dir}`);
+      figures = { mapRate: 0, reduceRate: 0, ids: JSON.parse(fs.readFileSync(built, 'utf8')) as string[] };
+    } else {
+      if (KEEP_DIR) fs.rmSync(dir, { recursive: true, force: true });
+      fs.mkdirSync(dir, { recursive: true });
+      figures = await buildDatabase(dir);
+      fs.writeFileSync(built, JSON.stringify(figures.ids));
+    }
+    const { mapRate, reduceRate, ids } = figures;
 
     const open = (name: string) => new IndexReader(path.join(dir, INDEXES_DIRECTORY, indexFileName(name)));
     const search = open(searchIndex.Name);
@@ -149,6 +175,16 @@ async function main(): Promise<void> {
       search_2terms: measure('search_2terms', (i) =>
         search.run(listing(withSearch(`${common[i % 8]} ${common[(i + 3) % 8]}`, 'and'), 0)),
       ),
+      // The same with no match bitmaps kept: every query reads its terms' bitmaps or probes in SQL, as the
+      // first query after the indexer commits does.
+      search_1term_cold: measure('search_1term_cold', (i) => {
+        search.dropMatchSets();
+        return search.run(listing(withSearch((i % 2 ? common : rare)[i % 8] ?? 'json', 'or'), 0));
+      }),
+      search_2terms_cold: measure('search_2terms_cold', (i) => {
+        search.dropMatchSets();
+        return search.run(listing(withSearch(`${common[i % 8]} ${common[(i + 3) % 8]}`, 'and'), 0));
+      }),
       facets_tags_whole_dataset: measure('facets_tags_whole_dataset', () =>
         search.facets(null, [{ kind: 'terms', field: 'Tags', name: 'Tags', top: 20, order: 'countDesc' }]),
       ),
@@ -188,7 +224,7 @@ async function main(): Promise<void> {
     }
     process.stdout.write(`${JSON.stringify(line)}\n`);
   } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
+    if (!KEEP_DIR) fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -12,7 +12,9 @@ import {
   searchFieldsOf,
 } from '../indexing/index-file.js';
 import { candidatePrefixes, rankSuggestions } from '../indexing/suggest.js';
-import type { FacetSpec, IndexQuery, OrderKey, Predicate } from './plan.js';
+import { EntrySet } from './entry-set.js';
+import { MatchSets } from './match-sets.js';
+import { allInAsAnd, type FacetSpec, type IndexQuery, type OrderKey, type Predicate } from './plan.js';
 import {
   compileProbe,
   distanceKm,
@@ -27,6 +29,24 @@ export interface PageEntry {
   entry: number;
   docId: string | null;
   stored: string | null;
+}
+
+export interface IndexReaderOptions {
+  /**
+   * When matches are computed as bitmaps (MatchSets): `auto` when counting by
+   * probes would visit many candidates or every leaf's set is already kept;
+   * `always` and `never` are for tests that check both plans give one answer.
+   */
+  matchSets?: 'auto' | 'always' | 'never';
+  matchSetBytes?: number;
+}
+
+/** How one predicate is matched: the SQL plan, and the bitmap when MatchSets chose to build one. */
+interface MatchPlan {
+  driver: Driver;
+  residual: Predicate | null;
+  match: Sql;
+  set: EntrySet | null;
 }
 
 export interface QueryPage {
@@ -47,6 +67,18 @@ interface Driver {
 }
 
 const ESTIMATE_CAP = 10_000;
+/** Bytes of leaf bitmaps kept per index reader (MatchSets): 125 KB each at 1M entries. */
+const DEFAULT_MATCH_SET_BYTES = 16 * 1024 * 1024;
+/** Below this many candidates the SQL plan is cheap whatever it probes; bitmaps are for broad matches. */
+const SET_MIN_CANDIDATES = 1_000;
+/**
+ * Reading an entry into a bitmap costs about a sixteenth of testing a
+ * candidate in SQL: missing leaves are read when they hold at most this many
+ * entries per candidate of the SQL plan.
+ */
+const SET_READ_RATIO = 16;
+/** Testing a candidate against a full-text match costs about this many term probes (an FTS5 seek per entry). */
+const SEARCH_PROBE_COST = 20;
 /** Relative cost of testing one entry during an ordered walk against sorting one match (see walkIsCheaper). */
 const WALK_COST_FACTOR = 0.5;
 const STATEMENT_CACHE = 256;
@@ -64,8 +96,13 @@ export class IndexReader implements FieldLookup {
   private readonly exactFields: Set<string>;
   private readonly statements = new Map<string, BetterSqlite3.Statement>();
   private readonly inode: number;
+  private readonly sets: MatchSets;
+  private readonly setPolicy: NonNullable<IndexReaderOptions['matchSets']>;
 
-  constructor(readonly file: string) {
+  constructor(
+    readonly file: string,
+    options: IndexReaderOptions = {},
+  ) {
     this.inode = fs.statSync(file).ino;
     this.db = openIndexFile(file, { readonly: true });
     this.db.function('rk_distance_km', { deterministic: true }, (a, b, c, d) =>
@@ -75,6 +112,8 @@ export class IndexReader implements FieldLookup {
     this.fields = new FieldRegistry(this.db, false);
     this.searchFields = searchFieldsOf(this.definition);
     this.exactFields = exactFieldsOf(this.definition);
+    this.sets = new MatchSets(this.db, this, options.matchSetBytes ?? DEFAULT_MATCH_SET_BYTES);
+    this.setPolicy = options.matchSets ?? 'auto';
   }
 
   /** False once the index was deleted or replaced: the caller opens the new file. */
@@ -113,27 +152,21 @@ export class IndexReader implements FieldLookup {
   }
 
   run(query: IndexQuery): QueryPage {
-    const { driver, residual } = this.chooseDriver(query.where);
-    const match = this.matchSql(driver, residual);
-    const total = this.count(query.where, match);
-    const order = this.page(query, driver, match);
-    const entries = this.loadEntries(order.entries);
-    return {
-      entries,
-      total,
-      plan: {
-        Operation: 'Query',
-        Details: `index ${this.definition.Name}`,
-        Children: [
-          {
-            Operation: 'Match',
-            Details: residual ? 'scan, then test each candidate' : 'scan',
-            Children: [driver.describe, ...(residual ? [describe(residual)] : [])],
-          },
-          order.describe,
-        ],
-      },
-    };
+    return this.read(() => {
+      const plan = this.plan(query.where);
+      const total = this.count(query.where, plan);
+      const order = this.page(query, plan);
+      const entries = this.loadEntries(order.entries);
+      return {
+        entries,
+        total,
+        plan: {
+          Operation: 'Query',
+          Details: `index ${this.definition.Name}`,
+          Children: [describeMatch(query.where, plan), order.describe],
+        },
+      };
+    });
   }
 
   /**
@@ -142,15 +175,28 @@ export class IndexReader implements FieldLookup {
    * one state of the index; 8 bytes per match is what the stream holds, never the documents.
    */
   matchingEntries(query: IndexQuery): { entries: number[]; total: number } {
-    const { driver, residual } = this.chooseDriver(query.where);
-    const match = this.matchSql(driver, residual);
-    return {
-      entries: this.page(query, driver, match).entries,
-      total: this.count(query.where, match),
-    };
+    return this.read(() => {
+      const plan = this.plan(query.where);
+      return { entries: this.page(query, plan).entries, total: this.count(query.where, plan) };
+    });
+  }
+
+  /** Drops the kept match bitmaps (the benchmark measures queries that find none). */
+  dropMatchSets(): void {
+    this.sets.clear();
+  }
+
+  /** Bytes of match bitmaps kept for the current state of the index. */
+  get matchSetBytes(): number {
+    return this.sets.cachedBytes;
   }
 
   facets(where: Predicate | null, specs: readonly FacetSpec[]): FacetResult[] {
+    return this.read(() => this.facetsIn(where, specs));
+  }
+
+  private facetsIn(where: Predicate | null, specs: readonly FacetSpec[]): FacetResult[] {
+    // Term facets join the matches' rows to their terms in SQL: a bitmap would not spare that join.
     const { driver, residual } = this.chooseDriver(where);
     const match = this.matchSql(driver, residual);
     return specs.map((spec) => {
@@ -161,11 +207,7 @@ export class IndexReader implements FieldLookup {
             const combined: Predicate = where
               ? { kind: 'and', children: [where, range.predicate] }
               : range.predicate;
-            const chosen = this.chooseDriver(combined);
-            return {
-              Range: range.label,
-              Count: this.count(combined, this.matchSql(chosen.driver, chosen.residual)),
-            };
+            return { Range: range.label, Count: this.count(combined, this.plan(combined)) };
           }),
         };
       }
@@ -235,6 +277,47 @@ export class IndexReader implements FieldLookup {
   }
 
   // ---- planning ----------------------------------------------------------------
+
+  /**
+   * One read transaction around a query: its count, its page and its bitmaps
+   * all see the same state of the index while the indexer commits beside it.
+   */
+  private read<T>(run: () => T): T {
+    if (this.db.inTransaction) return run();
+    this.db.exec('BEGIN');
+    try {
+      return run();
+    } finally {
+      this.db.exec('COMMIT');
+    }
+  }
+
+  private plan(where: Predicate | null): MatchPlan {
+    const { driver, residual } = this.chooseDriver(where);
+    return { driver, residual, match: this.matchSql(driver, residual), set: this.matchSet(where, driver) };
+  }
+
+  /**
+   * The matches as a bitmap when that is cheaper than SQL: counting through
+   * SQL visits every candidate of the driver and probes the rest of the
+   * predicate for each (~1 µs a candidate, far more for a full-text probe); a
+   * leaf's bitmap costs ~50 ns per entry to read once and nothing while the
+   * index stays as it is. So bitmaps are used for broad matches whose count is
+   * not a single term's counter, when the driver's candidates are at the
+   * estimate's cap or the leaves not kept yet are small against them.
+   * Narrow queries stay in SQL: a bitmap per point lookup would crowd out the
+   * broad ones worth keeping.
+   */
+  private matchSet(where: Predicate | null, driver: Driver): EntrySet | null {
+    if (where === null || where.kind === 'true' || this.setPolicy === 'never') return null;
+    this.sets.refresh();
+    if (!this.sets.supports(where)) return null;
+    if (this.setPolicy === 'always') return this.sets.evaluate(where);
+    if (this.isSingleTerm(where) || driver.estimate < SET_MIN_CANDIDATES) return null;
+    const budget = SET_READ_RATIO * driver.estimate;
+    const worthReading = driver.estimate >= ESTIMATE_CAP || this.sets.missingSize(where, budget) <= budget;
+    return worthReading ? this.sets.evaluate(where) : null;
+  }
 
   private chooseDriver(where: Predicate | null): { driver: Driver; residual: Predicate | null } {
     if (where === null || where.kind === 'true') return { driver: this.allEntries(), residual: null };
@@ -334,17 +417,7 @@ export class IndexReader implements FieldLookup {
       case 'true':
         return null;
       case 'in':
-        if (predicate.all) {
-          return this.chooseDriver({
-            kind: 'and',
-            children: predicate.values.map((value) => ({
-              kind: 'compare',
-              field: predicate.field,
-              op: '=',
-              value,
-            })),
-          });
-        }
+        if (predicate.all) return this.chooseDriver(allInAsAnd(predicate));
         break;
     }
     if (predicate.kind === 'endsWith' || (predicate.kind === 'compare' && predicate.op === '!=')) return null;
@@ -389,22 +462,27 @@ export class IndexReader implements FieldLookup {
     };
   }
 
-  private count(where: Predicate | null, match: Sql): number {
+  private count(where: Predicate | null, plan: MatchPlan): number {
     if (where === null || where.kind === 'true') return this.entriesCount();
+    if (plan.set) return plan.set.size;
     // One exact term: the counter kept by the indexer, no counting at all.
-    if (where.kind === 'compare' && where.op === '=' && !this.searchColumn(where.field)) {
+    if (this.isSingleTerm(where)) {
       const range = termRange(where, this);
       return range ? this.termCount(range.field, range.params[0] as TermValue) : 0;
     }
+    const { match } = plan;
     return this.get<{ n: number }>(`SELECT count(*) AS n FROM (${match.sql})`, match.params)?.n ?? 0;
   }
 
-  private page(
-    query: IndexQuery,
-    driver: Driver,
-    match: Sql,
-  ): { entries: number[]; describe: QueryPlanNode } {
+  /** `where` as one exact term, whose count the indexer keeps; null for anything else. */
+  private isSingleTerm(where: Predicate): boolean {
+    return where.kind === 'compare' && where.op === '=' && !this.searchColumn(where.field);
+  }
+
+  private page(query: IndexQuery, plan: MatchPlan): { entries: number[]; describe: QueryPlanNode } {
     const { skip, take } = query;
+    const { driver, set } = plan;
+    let { match } = plan;
     const [first] = query.orderBy;
     const search = firstSearch(query.where);
     const byScore = first?.kind === 'score' || (first === undefined && search !== null);
@@ -424,14 +502,23 @@ export class IndexReader implements FieldLookup {
       return { entries, describe: { Operation: 'IndexOrder' } };
     }
     const onlyFields = query.orderBy.every((k) => k.kind === 'field');
-    if (first.kind === 'field' && onlyFields && this.walkIsCheaper(driver.estimate, skip + take)) {
+    const matches = set ? set.size : driver.estimate;
+    // An estimate at the cap means "at least that many": broad, so the walk stays cheap whatever it tests.
+    const testCost = set || matches >= ESTIMATE_CAP ? 1 : probeCost(query.where);
+    if (first.kind === 'field' && onlyFields && this.walkIsCheaper(matches, skip + take, testCost)) {
       const field = this.fieldId(first.field);
       if (field === undefined)
         return { entries: [], describe: { Operation: 'OrderBy', Details: 'unknown field' } };
       // The walk reads every entry of the order field, not the driver's candidates: it must test the whole
       // predicate (the residual alone would let entries through that only the driver excluded).
-      return this.walkSorted(query, field, first.descending, query.where);
+      return this.walkSorted(query, field, first.descending, set ?? query.where);
     }
+    // Sorting the bitmap's few members costs less than re-running the driver and its probes.
+    if (set)
+      match = {
+        sql: 'SELECT value AS entry FROM json_each(?)',
+        params: [JSON.stringify([...set.entries()])],
+      };
     // Few candidates: SQLite sorts them by every key (top-N sort with LIMIT).
     const keys: string[] = [];
     const keyParams: unknown[] = [];
@@ -455,13 +542,14 @@ export class IndexReader implements FieldLookup {
 
   /**
    * Walking the order field's terms tests about `wanted × entries / matches`
-   * entries before the page is full; sorting tests every match once (and
-   * computes its sort keys, about twice the work of a test). Matches are
-   * estimated (capped), so the walk is picked for broad filters.
+   * entries before the page is full, each at `testCost` (in term probes);
+   * sorting tests every match once (and computes its sort keys, about twice
+   * the work of a test). Matches are estimated (capped), so the walk is
+   * picked for broad filters.
    */
-  private walkIsCheaper(matches: number, wanted: number): boolean {
+  private walkIsCheaper(matches: number, wanted: number, testCost: number): boolean {
     const entries = Math.max(1, this.entriesCount());
-    return matches * matches > WALK_COST_FACTOR * wanted * entries;
+    return matches * matches > WALK_COST_FACTOR * testCost * wanted * entries;
   }
 
   private sortKeySql(key: OrderKey): Sql {
@@ -491,8 +579,11 @@ export class IndexReader implements FieldLookup {
     query: IndexQuery,
     field: number,
     descending: boolean,
-    where: Predicate | null,
+    matches: Predicate | EntrySet | null,
   ): { entries: number[]; describe: QueryPlanNode } {
+    // A bitmap is tested here in JavaScript; a predicate becomes a probe in the SQL of the walk.
+    const set = matches instanceof EntrySet ? matches : null;
+    const where = set ? null : (matches as Predicate | null);
     const probe = where ? compileProbe(where, 't.entry', this) : { sql: '1', params: [] };
     const direction = descending ? 'DESC' : 'ASC';
     const statement = this.statement(
@@ -506,7 +597,7 @@ export class IndexReader implements FieldLookup {
       entry: number;
       value: TermValue;
     }>) {
-      if (seen.has(row.entry)) continue;
+      if (seen.has(row.entry) || (set && !set.has(row.entry))) continue;
       const last = rows.at(-1);
       if (rows.length >= wanted && (query.orderBy.length === 1 || (last && !sameTerm(last.value, row.value))))
         break;
@@ -615,6 +706,38 @@ export class IndexReader implements FieldLookup {
       entries.push(row.entry);
     return entries;
   }
+}
+
+/** The cost of testing one entry against `where` in SQL, in term probes. */
+function probeCost(where: Predicate | null): number {
+  if (where === null) return 1;
+  switch (where.kind) {
+    case 'and':
+    case 'or':
+      return where.children.reduce((sum, child) => sum + probeCost(child), 0);
+    case 'not':
+      return probeCost(where.child);
+    case 'search':
+      return SEARCH_PROBE_COST;
+    default:
+      return 1;
+  }
+}
+
+function describeMatch(where: Predicate | null, plan: MatchPlan): QueryPlanNode {
+  if (plan.set && where) {
+    return {
+      Operation: 'Match',
+      Details: `bitmaps of each term and full-text match, combined: ${plan.set.size} entries`,
+      Children: [describe(where)],
+    };
+  }
+  const { driver, residual } = plan;
+  return {
+    Operation: 'Match',
+    Details: residual ? 'scan, then test each candidate' : 'scan',
+    Children: [driver.describe, ...(residual ? [describe(residual)] : [])],
+  };
 }
 
 function nothingDriver(): Driver {

@@ -31,3 +31,11 @@ export interface IndexQuery {
   skip: number;
   take: number;
 }
+
+/** `field all in (a, b)` as the conjunction `field = a and field = b`: how every plan evaluates it. */
+export function allInAsAnd(where: Extract<Predicate, { kind: 'in' }>): Predicate {
+  return {
+    kind: 'and',
+    children: where.values.map((value) => ({ kind: 'compare', field: where.field, op: '=', value })),
+  };
+}

@@ -1,6 +1,6 @@
 import { RookeryError } from '@rookery/protocol';
 import { NULL_TERM, TEXT_LOWER_BOUND, type TermValue, termOf } from '../indexing/field-values.js';
-import type { Predicate, Scalar } from './plan.js';
+import { allInAsAnd, type Predicate, type Scalar } from './plan.js';
 
 /** What the compiler needs to know about the index's fields. */
 export interface FieldLookup {
@@ -52,21 +52,7 @@ export function compileProbe(predicate: Predicate, entry: string, fields: FieldL
       }
       break;
     case 'in':
-      if (predicate.all) {
-        return compileProbe(
-          {
-            kind: 'and',
-            children: predicate.values.map((value) => ({
-              kind: 'compare',
-              field: predicate.field,
-              op: '=',
-              value,
-            })),
-          },
-          entry,
-          fields,
-        );
-      }
+      if (predicate.all) return compileProbe(allInAsAnd(predicate), entry, fields);
       break;
     case 'search': {
       const match = searchMatch(predicate.field, predicate.terms, predicate.operator, fields);

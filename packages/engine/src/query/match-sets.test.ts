@@ -1,0 +1,179 @@
+import path from 'node:path';
+import type { IndexDefinition } from '@rookery/protocol';
+import { makeTempDir } from '@rookery/testkit';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Database } from '../database.js';
+import { DatabaseIndexer } from '../indexing/database-indexer.js';
+import { INDEXES_DIRECTORY, indexFileName } from '../indexing/index-file.js';
+import { EntrySet } from './entry-set.js';
+import { IndexReader, type IndexReaderOptions } from './index-reader.js';
+import type { IndexQuery, Predicate } from './plan.js';
+
+describe('EntrySet', () => {
+  it('reads a group_concat list and combines like sets of numbers', () => {
+    const a = EntrySet.fromList('3,0,31,32,64,99', 100);
+    const b = EntrySet.fromList('31,64,100', 100);
+    expect([...a.entries()]).toEqual([0, 3, 31, 32, 64, 99]);
+    expect(a.size).toBe(6);
+    expect([...a.and(b).entries()]).toEqual([31, 64]);
+    expect([...a.or(b).entries()]).toEqual([0, 3, 31, 32, 64, 99, 100]);
+    expect([...a.andNot(b).entries()]).toEqual([0, 3, 32, 99]);
+    expect(a.has(31) && !a.has(30) && !a.has(-1) && !a.has(10_000)).toBe(true);
+  });
+
+  it('reads an empty list and ignores entries beyond the state it was sized for', () => {
+    expect(EntrySet.fromList(null, 10).size).toBe(0);
+    expect(EntrySet.fromList('', 10).size).toBe(0);
+    expect([...EntrySet.fromList('5,11,4000', 10).entries()]).toEqual([5]);
+  });
+
+  it('refuses to combine sets sized for different states', () => {
+    expect(() => EntrySet.empty(10).and(EntrySet.empty(1000))).toThrow(/different states/);
+  });
+});
+
+describe('match bitmaps in queries', () => {
+  let tmp: ReturnType<typeof makeTempDir>;
+  let db: Database;
+  let indexer: DatabaseIndexer;
+  const readers: IndexReader[] = [];
+
+  const packages: IndexDefinition = {
+    Name: 'Packages/Query',
+    Maps: [
+      {
+        Collection: 'Packages',
+        Fields: { Title: 'Title', Downloads: 'Downloads', Pre: 'Pre', Query: ['Title', 'Tags'] },
+      },
+    ],
+    Fields: { Query: { Indexing: 'Search' } },
+  };
+  const tags = ['json', 'http', 'grid', 'log', 'mvc'];
+
+  beforeEach(async () => {
+    tmp = makeTempDir();
+    db = Database.create(tmp.dir, 'nuget');
+    indexer = new DatabaseIndexer(tmp.dir, { batchSize: 100 });
+    await db.batch(
+      Array.from({ length: 300 }, (_, i) => ({
+        Type: 'PUT' as const,
+        Id: `packages/${i}`,
+        Document: {
+          Title: `Package ${i}`,
+          Downloads: (i * 7919) % 1000,
+          Pre: i % 4 === 0,
+          Tags: tags.filter((_, t) => i % (t + 2) === 0),
+          '@metadata': { '@collection': 'Packages' },
+        },
+      })),
+    );
+    indexer.put(packages);
+    indexer.runUntilIdle();
+  });
+  afterEach(async () => {
+    for (const r of readers.splice(0)) r.close();
+    indexer.close();
+    await db.close();
+    tmp.cleanup();
+  });
+
+  const open = (options: IndexReaderOptions) => {
+    const r = new IndexReader(path.join(tmp.dir, INDEXES_DIRECTORY, indexFileName(packages.Name)), options);
+    readers.push(r);
+    return r;
+  };
+  const listing = (where: Predicate, take = 10): IndexQuery => ({
+    where,
+    orderBy: [
+      { kind: 'field', field: 'Downloads', descending: true },
+      { kind: 'field', field: 'Title', descending: false },
+    ],
+    skip: 0,
+    take,
+  });
+  const notPre: Predicate = { kind: 'compare', field: 'Pre', op: '=', value: false };
+  const search = (terms: string, operator: 'and' | 'or' = 'or'): Predicate => ({
+    kind: 'search',
+    field: 'Query',
+    terms,
+    operator,
+  });
+  const answer = (r: IndexReader, q: IndexQuery) => {
+    const page = r.run(q);
+    return { total: page.total, ids: page.entries.map((e) => e.docId) };
+  };
+
+  it('gives the same pages and totals as SQL probes for searches, filters and their negations', () => {
+    const bitmaps = open({ matchSets: 'always' });
+    const probes = open({ matchSets: 'never' });
+    const wheres: Predicate[] = [
+      { kind: 'and', children: [notPre, search('json')] },
+      { kind: 'and', children: [notPre, search('json http', 'and')] },
+      {
+        kind: 'or',
+        children: [search('grid'), { kind: 'compare', field: 'Downloads', op: '>', value: 900 }],
+      },
+      { kind: 'not', child: search('json log') },
+      { kind: 'and', children: [search('mvc'), { kind: 'compare', field: 'Pre', op: '!=', value: true }] },
+      { kind: 'compare', field: 'Query', op: '=', value: 'package 12' },
+      search('nothingmatches'),
+      search('***'),
+    ];
+    for (const where of wheres) {
+      for (const take of [1, 10, 200]) {
+        const q = listing(where, take);
+        expect(answer(bitmaps, q), JSON.stringify(where)).toEqual(answer(probes, q));
+      }
+      const unordered: IndexQuery = { where, orderBy: [], skip: 0, take: 1000 };
+      const sorted = (r: IndexReader) => ({ ...answer(r, unordered), ids: answer(r, unordered).ids.sort() });
+      expect(sorted(bitmaps)).toEqual(sorted(probes));
+    }
+    expect(bitmaps.run(listing(notPre)).plan.Children?.[0]?.Details).toMatch(/^bitmaps/);
+    expect(probes.run(listing(notPre)).plan.Children?.[0]?.Details).not.toMatch(/^bitmaps/);
+  });
+
+  it('drops its bitmaps when the indexer commits, so answers follow the documents', async () => {
+    const r = open({ matchSets: 'always' });
+    const where: Predicate = { kind: 'and', children: [notPre, search('json')] };
+    const before = r.run(listing(where)).total;
+    expect(before).toBeGreaterThan(0);
+    expect(r.run(listing(where)).total).toBe(before);
+
+    // A quarter of the json packages that are not prerelease lose the tag, and a new one arrives.
+    const patched = Array.from({ length: 300 }, (_, i) => i).filter((i) => i % 8 === 2);
+    await db.batch([
+      ...patched.map((i) => ({
+        Type: 'PATCH' as const,
+        Id: `packages/${i}`,
+        Patch: { Merge: { Tags: ['log'] } },
+      })),
+      {
+        Type: 'PUT',
+        Id: 'packages/new',
+        Document: {
+          Title: 'New',
+          Downloads: 5000,
+          Pre: false,
+          Tags: ['json'],
+          '@metadata': { '@collection': 'Packages' },
+        },
+      },
+    ]);
+    indexer.runUntilIdle();
+
+    const fresh = open({ matchSets: 'never' });
+    const after = answer(r, listing(where));
+    expect(after).toEqual(answer(fresh, listing(where)));
+    expect(after.total).toBe(before - patched.length + 1);
+    expect(after.ids[0]).toBe('packages/new');
+  });
+
+  it('keeps leaf bitmaps within its byte bound', () => {
+    const r = open({ matchSets: 'always', matchSetBytes: 100 });
+    for (const tag of tags) r.run(listing({ kind: 'and', children: [notPre, search(tag)] }));
+    expect(r.matchSetBytes).toBeLessThanOrEqual(100);
+    const unbounded = open({ matchSets: 'always' });
+    for (const tag of tags) unbounded.run(listing({ kind: 'and', children: [notPre, search(tag)] }));
+    expect(unbounded.matchSetBytes).toBeGreaterThan(100);
+  });
+});

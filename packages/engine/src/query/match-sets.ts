@@ -1,0 +1,229 @@
+// The entries a predicate matches, as a bitmap (EntrySet), built from one
+// bitmap per leaf: a range of one field's terms, or one full-text match. Leaf
+// sets are kept for the state of the index file they were read from — the
+// connection's `PRAGMA data_version` changes whenever the indexer commits, and
+// then every set is dropped — least recently used first out within a byte
+// bound. A filter repeated across queries (a common search term, "not
+// prerelease") is read from SQLite once per state of the index, and every
+// query combining it is an AND and a popcount (the filter cache of Lucene-based
+// engines, per index file instead of per segment).
+import type BetterSqlite3 from 'better-sqlite3';
+import { EntrySet } from './entry-set.js';
+import { allInAsAnd, type Predicate } from './plan.js';
+import { type FieldLookup, searchMatch, termRange } from './sql-predicate.js';
+
+/** A set bigger than this share of the bound is used once and not kept. */
+const LARGEST_SHARE = 4;
+
+interface Leaf {
+  key: string;
+  /** The column holding the leaf's entries in the rows of `from`. */
+  column: string;
+  /** `FROM … WHERE …` of the leaf's rows; null when nothing can match. */
+  from: string | null;
+  params: unknown[];
+  /** One exact term: its size is the indexer's counter, not a count. */
+  counted?: boolean;
+}
+
+/** A leaf no entry can match (a field never indexed, a search of no words). */
+const NOTHING: Leaf = { key: 'nothing', column: '', from: null, params: [] };
+
+export class MatchSets {
+  private readonly sets = new Map<string, EntrySet>();
+  private bytes = 0;
+  private version: number | null = null;
+  private maxEntry = 0;
+  private readonly dataVersion: BetterSqlite3.Statement;
+  private readonly lastEntry: BetterSqlite3.Statement;
+
+  constructor(
+    private readonly db: BetterSqlite3.Database,
+    private readonly fields: FieldLookup,
+    private readonly maxBytes: number,
+  ) {
+    this.dataVersion = db.prepare('PRAGMA data_version').pluck();
+    this.lastEntry = db.prepare('SELECT coalesce(max(id), 0) FROM entries').pluck();
+  }
+
+  /**
+   * Drops the sets of an older state of the file. Call inside the query's read
+   * transaction, so the sets built next and the rest of the query see one state.
+   */
+  refresh(): void {
+    const version = Number(this.dataVersion.get());
+    if (version === this.version) return;
+    this.clear();
+    this.version = version;
+    this.maxEntry = Number(this.lastEntry.get());
+  }
+
+  clear(): void {
+    this.sets.clear();
+    this.bytes = 0;
+    this.version = null;
+  }
+
+  get cachedBytes(): number {
+    return this.bytes;
+  }
+
+  /** True when every leaf of `where` can be read as a set (spatial circles cannot). */
+  supports(where: Predicate): boolean {
+    return this.leaves(where) !== null;
+  }
+
+  /** True when every leaf's set is already kept: evaluating costs no reads. */
+  cached(where: Predicate): boolean {
+    const leaves = this.leaves(where);
+    return leaves?.every((leaf) => leaf.from === null || this.sets.has(leaf.key)) ?? false;
+  }
+
+  /**
+   * How many entries the leaves not kept yet hold together (what evaluating
+   * would read), counted up to just past `limit`: the caller only asks
+   * whether reading them is worth it.
+   */
+  missingSize(where: Predicate, limit: number): number {
+    const missing = new Map<string, Leaf>();
+    for (const leaf of this.leaves(where) ?? []) {
+      if (leaf.from !== null && !this.sets.has(leaf.key)) missing.set(leaf.key, leaf);
+    }
+    let size = 0;
+    for (const leaf of missing.values()) {
+      if (size > limit) break;
+      size += Number(
+        leaf.counted
+          ? (this.db
+              .prepare('SELECT count FROM term_counts WHERE field = ? AND value = ?')
+              .pluck()
+              .get(...leaf.params) ?? 0)
+          : this.db
+              .prepare(`SELECT count(*) FROM (SELECT 1 ${leaf.from} LIMIT ?)`)
+              .pluck()
+              .get(...leaf.params, limit - size + 1),
+      );
+    }
+    return size;
+  }
+
+  evaluate(where: Predicate): EntrySet {
+    switch (where.kind) {
+      case 'true':
+        return this.all();
+      case 'and':
+      case 'or': {
+        const [first, ...rest] = where.children.map((child) => this.evaluate(child));
+        if (first === undefined) return where.kind === 'and' ? this.all() : EntrySet.empty(this.maxEntry);
+        return rest.reduce((acc, set) => (where.kind === 'and' ? acc.and(set) : acc.or(set)), first);
+      }
+      case 'not':
+        return this.all().andNot(this.evaluate(where.child));
+      case 'compare':
+        if (where.op === '!=') return this.all().andNot(this.evaluate({ ...where, op: '=' }));
+        break;
+      case 'in':
+        if (where.all) return this.evaluate(allInAsAnd(where));
+        break;
+    }
+    const leaf = this.leafOf(where);
+    if (leaf === null) throw new Error(`no set for ${where.kind}`);
+    return this.leafSet(leaf);
+  }
+
+  private all(): EntrySet {
+    return this.leafSet(this.allLeaf());
+  }
+
+  private leafSet(leaf: Leaf): EntrySet {
+    if (leaf.from === null) return EntrySet.empty(this.maxEntry);
+    const kept = this.sets.get(leaf.key);
+    if (kept) {
+      // Map order is insertion order: re-inserting makes it the most recently used.
+      this.sets.delete(leaf.key);
+      this.sets.set(leaf.key, kept);
+      return kept;
+    }
+    // One string for the whole leaf rather than a row object per entry.
+    const list = this.db
+      .prepare(`SELECT group_concat(${leaf.column}) ${leaf.from}`)
+      .pluck()
+      .get(...leaf.params) as string | null;
+    const set = EntrySet.fromList(list, this.maxEntry);
+    if (set.bytes <= this.maxBytes / LARGEST_SHARE) {
+      this.sets.set(leaf.key, set);
+      this.bytes += set.bytes;
+      for (const [key, old] of this.sets) {
+        if (this.bytes <= this.maxBytes) break;
+        this.sets.delete(key);
+        this.bytes -= old.bytes;
+      }
+    }
+    return set;
+  }
+
+  /** Every leaf `evaluate` would read, or null if one of them cannot be a set. */
+  private leaves(where: Predicate): Leaf[] | null {
+    switch (where.kind) {
+      case 'true':
+        return [this.allLeaf()];
+      case 'and':
+      case 'or': {
+        const all: Leaf[] = [];
+        for (const child of where.children) {
+          const leaves = this.leaves(child);
+          if (leaves === null) return null;
+          all.push(...leaves);
+        }
+        return all;
+      }
+      case 'not': {
+        const leaves = this.leaves(where.child);
+        return leaves && [this.allLeaf(), ...leaves];
+      }
+      case 'compare':
+        if (where.op === '!=') {
+          const leaf = this.leafOf({ ...where, op: '=' });
+          return leaf && [this.allLeaf(), leaf];
+        }
+        break;
+      case 'in':
+        if (where.all) return this.leaves(allInAsAnd(where));
+        break;
+    }
+    const leaf = this.leafOf(where);
+    return leaf && [leaf];
+  }
+
+  private allLeaf(): Leaf {
+    return { key: 'all', column: 'id', from: 'FROM entries', params: [] };
+  }
+
+  /**
+   * One leaf as a query for its entries, with the same meaning as its probe in
+   * compileProbe: equality on a full-text field is a phrase match there too.
+   */
+  private leafOf(where: Predicate): Leaf | null {
+    if (where.kind === 'within') return null;
+    if (
+      where.kind === 'search' ||
+      (where.kind === 'compare' && where.op === '=' && this.fields.searchColumn(where.field))
+    ) {
+      const match =
+        where.kind === 'search'
+          ? searchMatch(where.field, where.terms, where.operator, this.fields)
+          : searchMatch(where.field, String(where.value ?? ''), 'and', this.fields);
+      if (match === null) return NOTHING;
+      return { key: `fts ${match}`, column: 'rowid', from: 'FROM fts WHERE fts MATCH ?', params: [match] };
+    }
+    const range = termRange(where, this.fields);
+    if (range === null) return NOTHING;
+    return {
+      key: `terms ${range.field} ${range.sql} ${JSON.stringify(range.params)}`,
+      column: 'entry',
+      from: `FROM terms WHERE field = ? AND ${range.sql}`,
+      params: [range.field, ...range.params],
+      counted: where.kind === 'compare' && where.op === '=',
+    };
+  }
+}
