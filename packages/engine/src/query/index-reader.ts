@@ -67,8 +67,8 @@ interface Driver {
 }
 
 const ESTIMATE_CAP = 10_000;
-/** Bytes of leaf bitmaps kept per index reader (MatchSets): 125 KB each at 1M entries. */
-const DEFAULT_MATCH_SET_BYTES = 16 * 1024 * 1024;
+/** Bytes of leaf bitmaps kept per index reader (MatchSets): 125 KB each at 1M entries, so 64 of them. */
+const DEFAULT_MATCH_SET_BYTES = 8 * 1024 * 1024;
 /** Below this many candidates the SQL plan is cheap whatever it probes; bitmaps are for broad matches. */
 const SET_MIN_CANDIDATES = 1_000;
 /**
