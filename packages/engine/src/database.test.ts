@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { RookeryError } from '@rookery/protocol';
+import { appendPrepared, emptyPreparedChunk, prepareDocument, RookeryError } from '@rookery/protocol';
 import { makeTempDir } from '@rookery/testkit';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -284,6 +284,51 @@ describe('ids, HiLo and stats', () => {
     // Re-creating a deleted document replaces its tombstone.
     await db.batch([{ Type: 'PUT', Id: 'users/1', Document: user('A') }]);
     expect(db.stats().CountOfTombstones).toBe(0);
+  });
+
+  it('stores prepared chunks (bulk insert): new ids inserted, existing ones updated, tombstones superseded', async () => {
+    await db.batch([
+      { Type: 'PUT', Id: 'users/1', Document: user('A') },
+      { Type: 'PUT', Id: 'users/2', Document: user('B') },
+    ]);
+    await db.batch([{ Type: 'DELETE', Id: 'users/2' }]);
+    const mark = db.lastEtag;
+    const chunk = emptyPreparedChunk();
+    for (const [id, doc] of [
+      ['USERS/1', user('A2')],
+      ['users/2', user('B2')],
+      ['users/3', user('C')],
+      ['users/', user('D')],
+    ] as const) {
+      appendPrepared(chunk, id, prepareDocument(id, doc));
+    }
+    expect(await db.insertPrepared(chunk)).toBe(4);
+    expect(db.lastEtag).toBe(mark + 4);
+    expect(db.stats()).toMatchObject({
+      CountOfDocuments: 4,
+      CountOfTombstones: 0,
+      Collections: { Users: 4 },
+    });
+    expect(parse(db.get('users/1')?.json).Name).toBe('A2');
+    expect(parse(db.get('users/1')?.json)['@metadata']['@id']).toBe('users/1');
+    expect(parse(db.get('users/2')?.json).Name).toBe('B2');
+    expect(db.changesAfter(mark, 100).map((c) => [c.etag - mark, c.id])).toEqual([
+      [1, 'users/1'],
+      [2, 'users/2'],
+      [3, 'users/3'],
+      [4, 'users/1-A'],
+    ]);
+    // A document may not move to another collection this way either: the whole chunk fails.
+    const moving = emptyPreparedChunk();
+    appendPrepared(moving, 'users/9', prepareDocument('users/9', user('E')));
+    appendPrepared(
+      moving,
+      'users/3',
+      prepareDocument('users/3', { '@metadata': { '@collection': 'Orders' } }),
+    );
+    expect((await rejection(db.insertPrepared(moving))).code).toBe('CollectionChangeNotAllowed');
+    expect(db.get('users/9')).toBeNull();
+    expect(db.lastEtag).toBe(mark + 4);
   });
 
   it('survives close and reopen with counters, ids and etags intact', async () => {

@@ -11,6 +11,8 @@ import {
   type IndexDefinition,
   IndexDefinitionSchema,
   MAX_SWEEP_LIMIT,
+  type PreparedChunk,
+  preparedAt,
   type SweepResult,
 } from '@rookery/protocol';
 import BetterSqlite3 from 'better-sqlite3';
@@ -391,6 +393,15 @@ export class Database {
       for (const line of lines) tx.put(line.Id, line.Document, undefined);
       return lines.length;
     }, lines.length);
+  }
+
+  /** insertMany for documents already split by prepareDocument (bulk insert parses them on another thread). */
+  insertPrepared(chunk: PreparedChunk): Promise<number> {
+    const count = chunk.ids.length;
+    return this.merger.enqueue((tx) => {
+      for (let i = 0; i < count; i++) tx.putPrepared(chunk.ids[i] as string, preparedAt(chunk, i));
+      return count;
+    }, count);
   }
 
   /**

@@ -4,9 +4,11 @@ import {
   EMPTY_COLLECTION,
   type IndexDefinition,
   type Patch,
+  type PreparedDocument,
+  prepareDocument,
   RookeryError,
 } from '@rookery/protocol';
-import { changeVectorOf, documentJsonOf, isArchived, prepareDocument, storedBody } from './document-shape.js';
+import { changeVectorOf, documentJsonOf, isArchived, storedBody } from './document-shape.js';
 import { classifyId, idKey, NODE_TAG } from './ids.js';
 import type { MergeableTransaction } from './merger.js';
 import { applyPatch } from './patch.js';
@@ -143,6 +145,54 @@ export class WriteTransaction implements MergeableTransaction {
   }
 
   put(id: string, input: DocumentInput, expected: ExpectedChangeVector): CommandResult {
+    return this.putDocument(id, (finalId) => prepareDocument(finalId, input), expected);
+  }
+
+  /**
+   * A PUT of a document already split by prepareDocument (bulk insert parses on another thread).
+   * Most bulk-inserted documents are new: they are inserted straight away, and only an id that
+   * exists takes the path of an update.
+   */
+  putPrepared(id: string, prepared: PreparedDocument): CommandResult {
+    const request = classifyId(id);
+    if (request.kind === 'exact' && !prepared.archived) {
+      const inserted = this.insertIfNew(request.id, idKey(request.id), prepared);
+      if (inserted) return inserted;
+    }
+    return this.putDocument(id, () => prepared, undefined);
+  }
+
+  /** write()'s path for a new document, taken only if the id is free; null (and nothing written) if it is not. */
+  private insertIfNew(id: string, key: string, prepared: PreparedDocument): CommandResult | null {
+    const collection = this.resolveCollection(id, prepared.collection, undefined);
+    const { body, flags } = storedBody(prepared, this.state.compressionThresholdBytes);
+    const etag = this.etag + 1;
+    const { expiresAt, archiveAt, metadataJson } = prepared;
+    const { changes } = this.s.insertDocumentIfNew.run(
+      etag,
+      key,
+      id,
+      collection,
+      this.now,
+      flags,
+      expiresAt,
+      archiveAt,
+      metadataJson,
+      body,
+    );
+    if (changes === 0) return null;
+    this.etag = etag;
+    this.supersedeTombstone(key);
+    this.adjust(docsCounter(collection), 1);
+    return this.putResult(id, collection, etag);
+  }
+
+  /** `prepare` gets the final id (a server-generated one for `users/` or `users|`) for its error messages. */
+  private putDocument(
+    id: string,
+    prepare: (finalId: string) => PreparedDocument,
+    expected: ExpectedChangeVector,
+  ): CommandResult {
     const request = classifyId(id);
     let finalId: string;
     if (request.kind === 'exact') {
@@ -154,7 +204,7 @@ export class WriteTransaction implements MergeableTransaction {
     const key = idKey(finalId);
     const existing = this.s.headByKey.get(key);
     this.checkExpected(finalId, existing?.etag, expected);
-    return this.write(finalId, key, input, existing);
+    return this.write(finalId, key, prepare(finalId), existing);
   }
 
   delete(id: string, expected: ExpectedChangeVector): CommandResult {
@@ -209,7 +259,7 @@ export class WriteTransaction implements MergeableTransaction {
     }
     this.checkExpected(id, row.etag, expected);
     const patched = applyPatch(row.id, this.current(row), patch);
-    const result = this.write(row.id, key, patched, row);
+    const result = this.write(row.id, key, prepareDocument(row.id, patched), row);
     return { ...result, Type: 'PATCH' };
   }
 
@@ -224,7 +274,7 @@ export class WriteTransaction implements MergeableTransaction {
     if (!row || isArchived(row.flags)) return;
     const doc = this.current(row);
     (doc['@metadata'] as Record<string, unknown>)['@archived'] = true;
-    this.write(row.id, key, doc, row);
+    this.write(row.id, key, prepareDocument(row.id, doc), row);
   }
 
   /** Stores an index's definition (the index file is rebuilt from it after a restore). */
@@ -284,8 +334,12 @@ export class WriteTransaction implements MergeableTransaction {
     return JSON.parse(documentJsonOf(row, this.state.databaseId)) as DocumentInput;
   }
 
-  private write(id: string, key: string, input: DocumentInput, existing: Head | undefined): CommandResult {
-    const prepared = prepareDocument(id, input);
+  private write(
+    id: string,
+    key: string,
+    prepared: PreparedDocument,
+    existing: Head | undefined,
+  ): CommandResult {
     const collection = this.resolveCollection(id, prepared.collection, existing?.collection);
     const { body, flags } = storedBody(prepared, this.state.compressionThresholdBytes);
     const wasArchived = existing !== undefined && isArchived(existing.flags);
@@ -305,10 +359,7 @@ export class WriteTransaction implements MergeableTransaction {
         existing.etag,
       );
     } else {
-      if ((this.state.counters.get(TOMBSTONES) ?? 0) + (this.deltas.get(TOMBSTONES) ?? 0) > 0) {
-        // A re-created document supersedes its tombstone: consumers behind it see the new version instead.
-        if (this.s.deleteTombstone.run(key).changes > 0) this.adjust(TOMBSTONES, -1);
-      }
+      this.supersedeTombstone(key);
       this.s.insertDocument.run(
         etag,
         key,
@@ -323,7 +374,16 @@ export class WriteTransaction implements MergeableTransaction {
       );
       this.adjust(docsCounter(collection), 1);
     }
-    const storedId = existing?.id ?? id;
+    return this.putResult(existing?.id ?? id, collection, etag);
+  }
+
+  /** A re-created document supersedes its tombstone: consumers behind it see the new version instead. */
+  private supersedeTombstone(key: string): void {
+    if ((this.state.counters.get(TOMBSTONES) ?? 0) + (this.deltas.get(TOMBSTONES) ?? 0) === 0) return;
+    if (this.s.deleteTombstone.run(key).changes > 0) this.adjust(TOMBSTONES, -1);
+  }
+
+  private putResult(storedId: string, collection: string, etag: number): CommandResult {
     const changeVector = changeVectorOf(etag, this.state.databaseId);
     this.changes.push({ type: 'put', id: storedId, collection, etag, changeVector });
     return {

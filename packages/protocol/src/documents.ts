@@ -48,7 +48,15 @@ export const MetadataInputSchema = z
 export type MetadataInput = z.infer<typeof MetadataInputSchema>;
 
 /** A document as a client sends it: any JSON object, with an optional `@metadata`. */
-export const DocumentInputSchema = z.record(z.string(), z.unknown());
+/**
+ * A JSON object (parsed JSON has only string keys). Checked as such rather than
+ * with z.record, which copies every key and value into a new object: on bulk
+ * insert that copy cost ~0.5 µs of a ~6 µs line.
+ */
+export const DocumentInputSchema = z.custom<Record<string, unknown>>(
+  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+  'expected a JSON object',
+);
 export type DocumentInput = z.infer<typeof DocumentInputSchema>;
 
 /** The metadata of a stored document, as the server returns it. */

@@ -1,5 +1,6 @@
 export * from './commands.js';
 export * from './database.js';
+export * from './document-input.js';
 export * from './documents.js';
 export * from './env-config.js';
 export * from './errors.js';

@@ -155,6 +155,17 @@ describe('bulk insert', () => {
     expect((stats.json.Collections as Record<string, number>).Bulk).toBe(12_000);
   });
 
+  it('stores a body larger than the parse thread may hold unparsed (the request thread waits for it)', async () => {
+    const pad = 'p'.repeat(1_000);
+    const body = Array.from({ length: 8_000 }, (_, i) =>
+      JSON.stringify({ Id: `padded/${i}`, Document: { Pad: pad, '@metadata': { '@collection': 'Padded' } } }),
+    ).join('\n');
+    expect(body.length).toBeGreaterThan(2 * 4 * 1024 * 1024);
+    const r = await call('POST', '/databases/shop/bulk_insert', body, ndjson);
+    expect(progressLines(r.text).at(-1)).toMatchObject({ Type: 'Completed', Processed: 8_000 });
+    expect((await call('GET', docs('padded/7999'))).status).toBe(200);
+  });
+
   it('stores everything before a bad line and nothing after it', async () => {
     const body = [
       ...Array.from({ length: 6000 }, (_, i) => line(100_000 + i)),

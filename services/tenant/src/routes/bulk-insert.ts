@@ -1,25 +1,26 @@
 import { Readable } from 'node:stream';
 import type { Database } from '@rookery/engine';
-import {
-  type BulkInsertLine,
-  BulkInsertLineSchema,
-  type BulkInsertProgress,
-  MetadataInputSchema,
-  RookeryError,
-} from '@rookery/protocol';
+import { type BulkInsertProgress, type PreparedChunk, RookeryError } from '@rookery/protocol';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import secureJson from 'secure-json-parse';
-import { LineSplitter } from '../http/ndjson.js';
+import { type BulkParseSession, BulkParseThread, type ParseEvent } from '../bulk/parse-thread.js';
 import { toRookeryError } from '../http/problem.js';
 import { databaseOf, type RouteContext } from './context.js';
 
-/** Documents per transaction: big enough to amortise the commit, small enough to keep a commit short. */
-const CHUNK_DOCUMENTS = 5_000;
-const CHUNK_BYTES = 8 * 1024 * 1024;
+/**
+ * Bytes the parse thread may hold unparsed before the request thread stops
+ * reading the body: memory per bulk insert stays bounded however fast the
+ * client sends.
+ */
+const MAX_BACKLOG_BYTES = 4 * 1024 * 1024;
 
 /**
  * `POST /databases/{db}/bulk_insert`: a stream of NDJSON lines
  * `{"Id": "...", "Document": {...}}`, stored thousands per transaction.
+ *
+ * The lines are parsed, checked and serialised on a parse thread
+ * (bulk/parse-worker.ts) while this thread stores the chunks it hands back:
+ * with both cores busy a bulk insert runs ~1.5× faster than parsing and
+ * storing one after the other.
  *
  * The response is NDJSON too: a `Progress` line after every committed chunk and
  * a final `Completed` or `Failed` line. Everything before a failing line is
@@ -28,6 +29,8 @@ const CHUNK_BYTES = 8 * 1024 * 1024;
  */
 export function bulkInsertRoutes(app: FastifyInstance, context: RouteContext): void {
   app.addContentTypeParser('application/x-ndjson', (_request, payload, done) => done(null, payload));
+  const parseThread = new BulkParseThread();
+  app.addHook('onClose', () => parseThread.close());
 
   app.post('/databases/:db/bulk_insert', async (request, reply) => {
     const db = databaseOf(context, request);
@@ -38,29 +41,27 @@ export function bulkInsertRoutes(app: FastifyInstance, context: RouteContext): v
       );
     }
     reply.hijack();
-    await new BulkInsert(db, reply, context.config.maxDocumentBytes, context.config.maxBodyBytes).run(
-      request.body,
-    );
+    const session = parseThread.open(context.config.maxDocumentBytes);
+    try {
+      await new BulkInsert(db, reply, session, context.config.maxBodyBytes).run(request.body);
+    } finally {
+      session.close();
+    }
   });
 }
 
-/**
- * JSON.parse, refusing `__proto__` and `constructor` keys. secure-json-parse's
- * scan costs ~6% of a bulk insert, so lines that cannot contain those keys
- * (not even \u-escaped) skip it.
- */
-function parseUntrustedJson(text: string): unknown {
-  if (!text.includes('__proto__') && !text.includes('constructor') && !text.includes('\\u'))
-    return JSON.parse(text);
-  return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+/** A bad line, reported by the parse thread with the lines before it that no chunk carried yet. */
+class ParseFailure extends Error {
+  constructor(
+    readonly linesBefore: PreparedChunk,
+    readonly error: RookeryError,
+  ) {
+    super(error.message);
+  }
 }
 
 class BulkInsert {
   private readonly started = performance.now();
-  private chunk: BulkInsertLine[] = [];
-  private chunkBytes = 0;
-  /** Chunks that reached their size while a network read was being split, waiting for their commit. */
-  private full: BulkInsertLine[][] = [];
   private processed = 0;
   private batches = 0;
   private headersSent = false;
@@ -68,88 +69,75 @@ class BulkInsert {
   constructor(
     private readonly db: Database,
     private readonly reply: FastifyReply,
-    private readonly maxDocumentBytes: number,
+    private readonly session: BulkParseSession,
     private readonly maxBodyBytes: number,
   ) {}
 
   async run(body: Readable): Promise<void> {
-    const splitter = new LineSplitter(this.maxDocumentBytes);
-    const onLine = (text: string, line: number) => this.accept(text, line);
     try {
       // destroyOnReturn: false, so that a bad line does not tear down the connection before we answer.
       for await (const data of body.iterator({ destroyOnReturn: false })) {
-        splitter.push(data as Buffer, onLine);
-        await this.commitFullChunks();
+        this.session.push(data as Buffer);
+        // Store what is parsed; stop reading while the parse thread is far behind.
+        for (;;) {
+          const event = this.session.take();
+          if (event) await this.handle(event);
+          else if (this.session.backlog > MAX_BACKLOG_BYTES) await this.session.changed();
+          else break;
+        }
       }
-      splitter.end(onLine);
-      this.sealChunk();
-      await this.commitFullChunks();
+      this.session.end();
+      while ((await this.handle(await this.session.next())) !== 'ended');
       this.finish({
         Type: 'Completed',
         ...this.counts(),
         DocsPerSecond: Math.round(this.processed / (this.elapsed() / 1000)),
       });
     } catch (error) {
-      if (!(error instanceof RookeryError) && body.destroyed) return; // the client went away: nobody to answer
-      await this.fail(toRookeryError(error, this.maxBodyBytes));
+      if (error instanceof ParseFailure) {
+        await this.fail(error.error, error.linesBefore);
+      } else {
+        if (!(error instanceof RookeryError) && body.destroyed) return; // the client went away: nobody to answer
+        await this.fail(toRookeryError(error, this.maxBodyBytes), null);
+      }
       body.resume(); // discard the unread rest so the connection stays usable
     }
   }
 
-  private accept(text: string, line: number): void {
-    let value: unknown;
-    try {
-      value = parseUntrustedJson(text);
-    } catch (error) {
-      throw new RookeryError('InvalidJson', `Line ${line} is not valid JSON (${(error as Error).message})`, {
-        line,
-      });
-    }
-    const parsed = BulkInsertLineSchema.safeParse(value);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new RookeryError(
-        'InvalidRequest',
-        `Line ${line} is not a bulk insert line: ${issue.path.join('.') || '(root)'}: ${issue.message}. Each line is {"Id": "...", "Document": {...}}`,
-        { line },
-      );
-    }
-    // Metadata is checked here so that a bad line is reported by its number rather than failing its whole chunk.
-    const metadata = parsed.data.Document['@metadata'];
-    if (metadata !== undefined && !MetadataInputSchema.safeParse(metadata).success) {
-      throw new RookeryError(
-        'InvalidMetadata',
-        `Line ${line}: the @metadata of ${parsed.data.Id} is not valid`,
-        { line },
-      );
-    }
-    this.chunk.push(parsed.data);
-    this.chunkBytes += text.length;
-    if (this.chunk.length >= CHUNK_DOCUMENTS || this.chunkBytes >= CHUNK_BYTES) this.sealChunk();
-  }
-
-  private sealChunk(): void {
-    if (this.chunk.length === 0) return;
-    this.full.push(this.chunk);
-    this.chunk = [];
-    this.chunkBytes = 0;
-  }
-
-  private async commitFullChunks(reportProgress = true): Promise<void> {
-    for (let chunk = this.full.shift(); chunk !== undefined; chunk = this.full.shift()) {
-      this.processed += await this.db.insertMany(chunk);
-      this.batches++;
-      if (reportProgress) this.write({ Type: 'Progress', ...this.counts() });
+  /** Stores a chunk, or throws the parse thread's failure (after the chunks before it were stored). */
+  private async handle(event: ParseEvent): Promise<'chunk' | 'ended'> {
+    switch (event.type) {
+      case 'chunk':
+        this.processed += await this.db.insertPrepared(event.chunk);
+        this.batches++;
+        this.write({ Type: 'Progress', ...this.counts() });
+        return 'chunk';
+      case 'ended':
+        return 'ended';
+      case 'failed':
+        throw new ParseFailure(
+          event.chunk,
+          new RookeryError(event.error.code, event.error.message, event.error.details),
+        );
     }
   }
 
-  /** Stores the lines before the failing one, then reports the failure. */
-  private async fail(error: RookeryError): Promise<void> {
+  /**
+   * Stores what came before the failure, then reports it: for a bad line, the lines before it; for a failure
+   * of the request itself, the chunks parsed so far. Processed says how many documents were stored.
+   */
+  private async fail(error: RookeryError, linesBefore: PreparedChunk | null): Promise<void> {
     let reported = error;
     try {
-      this.sealChunk();
       // No progress line here: if nothing was sent yet, the failure still gets its own 4xx status.
-      await this.commitFullChunks(false);
+      for (let event = this.session.take(); event?.type === 'chunk'; event = this.session.take()) {
+        this.processed += await this.db.insertPrepared(event.chunk);
+        this.batches++;
+      }
+      if (linesBefore && linesBefore.ids.length > 0) {
+        this.processed += await this.db.insertPrepared(linesBefore);
+        this.batches++;
+      }
     } catch (commitError) {
       reported = toRookeryError(commitError, this.maxBodyBytes);
     }
