@@ -184,6 +184,20 @@ describe('bulk insert', () => {
     expect((await call('GET', docs('bulk/200000'))).status).toBe(404);
   });
 
+  it('stops at a chunk that cannot be stored: nothing after it is stored either', async () => {
+    expect((await call('PUT', docs('moving/1'), { '@metadata': { '@collection': 'Here' } })).status).toBe(201);
+    const body = [
+      ...Array.from({ length: 4_999 }, (_, i) => line(300_000 + i)),
+      JSON.stringify({ Id: 'moving/1', Document: { '@metadata': { '@collection': 'There' } } }),
+      ...Array.from({ length: 3_000 }, (_, i) => line(400_000 + i)),
+    ].join('\n');
+    const r = await call('POST', '/databases/shop/bulk_insert', body, ndjson);
+    expect(r.status).toBe(400);
+    expect(r.json).toMatchObject({ code: 'CollectionChangeNotAllowed', Processed: 0 });
+    expect((await call('GET', docs('bulk/300000'))).status).toBe(404);
+    expect((await call('GET', docs('bulk/400000'))).status).toBe(404);
+  });
+
   it('answers a failure before the first commit with a plain 4xx', async () => {
     const r = await call('POST', '/databases/shop/bulk_insert', `${line(1)}\nnot json\n`, ndjson);
     expect(r.status).toBe(400);

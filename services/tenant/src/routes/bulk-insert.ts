@@ -50,11 +50,14 @@ export function bulkInsertRoutes(app: FastifyInstance, context: RouteContext): v
   });
 }
 
-/** A bad line, reported by the parse thread with the lines before it that no chunk carried yet. */
-class ParseFailure extends Error {
+/**
+ * A failure inside the bulk insert, with what is still to be stored before it is reported: for a bad line,
+ * the lines before it that no chunk carried yet; for a chunk that could not be stored, nothing more.
+ */
+class BulkFailure extends Error {
   constructor(
-    readonly linesBefore: PreparedChunk,
     readonly error: RookeryError,
+    readonly storeFirst: readonly PreparedChunk[],
   ) {
     super(error.message);
   }
@@ -94,11 +97,12 @@ class BulkInsert {
         DocsPerSecond: Math.round(this.processed / (this.elapsed() / 1000)),
       });
     } catch (error) {
-      if (error instanceof ParseFailure) {
-        await this.fail(error.error, error.linesBefore);
+      if (error instanceof BulkFailure) {
+        await this.fail(error.error, error.storeFirst);
       } else {
         if (!(error instanceof RookeryError) && body.destroyed) return; // the client went away: nobody to answer
-        await this.fail(toRookeryError(error, this.maxBodyBytes), null);
+        // The request itself failed: the chunks parsed so far are stored.
+        await this.fail(toRookeryError(error, this.maxBodyBytes), this.parsedChunks());
       }
       body.resume(); // discard the unread rest so the connection stays usable
     }
@@ -108,38 +112,44 @@ class BulkInsert {
   private async handle(event: ParseEvent): Promise<'chunk' | 'ended'> {
     switch (event.type) {
       case 'chunk':
-        this.processed += await this.db.insertPrepared(event.chunk);
-        this.batches++;
+        await this.store(event.chunk);
         this.write({ Type: 'Progress', ...this.counts() });
         return 'chunk';
       case 'ended':
         return 'ended';
       case 'failed':
-        throw new ParseFailure(
+        throw new BulkFailure(new RookeryError(event.error.code, event.error.message, event.error.details), [
           event.chunk,
-          new RookeryError(event.error.code, event.error.message, event.error.details),
-        );
+        ]);
     }
   }
 
-  /**
-   * Stores what came before the failure, then reports it: for a bad line, the lines before it; for a failure
-   * of the request itself, the chunks parsed so far. Processed says how many documents were stored.
-   */
-  private async fail(error: RookeryError, linesBefore: PreparedChunk | null): Promise<void> {
+  /** Stores one chunk; a chunk that cannot be stored ends the bulk insert, and nothing after it is stored. */
+  private async store(chunk: PreparedChunk): Promise<void> {
+    try {
+      this.processed += await this.db.insertPrepared(chunk);
+    } catch (error) {
+      throw new BulkFailure(toRookeryError(error, this.maxBodyBytes), []);
+    }
+    this.batches++;
+  }
+
+  /** The chunks the parse thread has handed back and that are not stored yet. */
+  private parsedChunks(): PreparedChunk[] {
+    const chunks: PreparedChunk[] = [];
+    for (let event = this.session.take(); event?.type === 'chunk'; event = this.session.take()) {
+      chunks.push(event.chunk);
+    }
+    return chunks;
+  }
+
+  /** Stores `storeFirst` (no progress line: a failure before any commit keeps its own 4xx status), then reports. */
+  private async fail(error: RookeryError, storeFirst: readonly PreparedChunk[]): Promise<void> {
     let reported = error;
     try {
-      // No progress line here: if nothing was sent yet, the failure still gets its own 4xx status.
-      for (let event = this.session.take(); event?.type === 'chunk'; event = this.session.take()) {
-        this.processed += await this.db.insertPrepared(event.chunk);
-        this.batches++;
-      }
-      if (linesBefore && linesBefore.ids.length > 0) {
-        this.processed += await this.db.insertPrepared(linesBefore);
-        this.batches++;
-      }
-    } catch (commitError) {
-      reported = toRookeryError(commitError, this.maxBodyBytes);
+      for (const chunk of storeFirst) if (chunk.ids.length > 0) await this.store(chunk);
+    } catch (failure) {
+      reported = (failure as BulkFailure).error;
     }
     const details = { ...reported.toProblem(), Processed: this.processed };
     if (!this.headersSent) {
