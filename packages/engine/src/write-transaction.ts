@@ -13,7 +13,7 @@ import { classifyId, idKey, NODE_TAG } from './ids.js';
 import type { MergeableTransaction } from './merger.js';
 import { applyPatch } from './patch.js';
 import type { RecordedOps } from './storage/change-recorder.js';
-import type { DocumentRow, Head, Statements } from './storage/statements.js';
+import type { DocumentInsert, DocumentRow, Head, Statements } from './storage/statements.js';
 import { type NewSubscription, type SubscriptionRecord, storedParameters } from './subscriptions/record.js';
 
 /** What a committed write changed; published to listeners (changes feed, indexers, mirror) after commit. */
@@ -167,20 +167,8 @@ export class WriteTransaction implements MergeableTransaction {
     const collection = this.resolveCollection(id, prepared.collection, undefined);
     const { body, flags } = storedBody(prepared, this.state.compressionThresholdBytes);
     const etag = this.etag + 1;
-    const { expiresAt, archiveAt, metadataJson } = prepared;
-    const { changes } = this.s.insertDocumentIfNew.run(
-      etag,
-      key,
-      id,
-      collection,
-      this.now,
-      flags,
-      expiresAt,
-      archiveAt,
-      metadataJson,
-      body,
-    );
-    if (changes === 0) return null;
+    const row = this.documentInsert(etag, key, id, collection, flags, prepared, body);
+    if (this.s.insertDocumentIfNew.run(...row).changes === 0) return null;
     this.etag = etag;
     this.supersedeTombstone(key);
     this.adjust(docsCounter(collection), 1);
@@ -360,21 +348,24 @@ export class WriteTransaction implements MergeableTransaction {
       );
     } else {
       this.supersedeTombstone(key);
-      this.s.insertDocument.run(
-        etag,
-        key,
-        id,
-        collection,
-        this.now,
-        flags,
-        expiresAt,
-        archiveAt,
-        metadataJson,
-        body,
-      );
+      this.s.insertDocument.run(...this.documentInsert(etag, key, id, collection, flags, prepared, body));
       this.adjust(docsCounter(collection), 1);
     }
     return this.putResult(existing?.id ?? id, collection, etag);
+  }
+
+  /** The parameters of insertDocument and insertDocumentIfNew, in their order. */
+  private documentInsert(
+    etag: number,
+    key: string,
+    id: string,
+    collection: string,
+    flags: number,
+    prepared: PreparedDocument,
+    body: string | Buffer,
+  ): DocumentInsert {
+    const { expiresAt, archiveAt, metadataJson } = prepared;
+    return [etag, key, id, collection, this.now, flags, expiresAt, archiveAt, metadataJson, body];
   }
 
   /** A re-created document supersedes its tombstone: consumers behind it see the new version instead. */

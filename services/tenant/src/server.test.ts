@@ -185,7 +185,8 @@ describe('bulk insert', () => {
   });
 
   it('stops at a chunk that cannot be stored: nothing after it is stored either', async () => {
-    expect((await call('PUT', docs('moving/1'), { '@metadata': { '@collection': 'Here' } })).status).toBe(201);
+    const here = { '@metadata': { '@collection': 'Here' } };
+    expect((await call('PUT', docs('moving/1'), here)).status).toBe(201);
     const body = [
       ...Array.from({ length: 4_999 }, (_, i) => line(300_000 + i)),
       JSON.stringify({ Id: 'moving/1', Document: { '@metadata': { '@collection': 'There' } } }),

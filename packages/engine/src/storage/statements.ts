@@ -31,7 +31,7 @@ export interface ChangeRow {
 }
 
 /** etag, id_lower, id, collection, last_modified, flags, expires_at, archive_at, metadata, body */
-type DocumentInsert = [
+export type DocumentInsert = [
   number,
   string,
   string,
