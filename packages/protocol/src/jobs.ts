@@ -73,6 +73,21 @@ export const TenantPurgeJobPayloadSchema = z
 export type TenantPurgeJobPayload = z.output<typeof TenantPurgeJobPayloadSchema>;
 
 /**
+ * Creates or deletes one database in a tenant's container for the operator's CLI (`rookery
+ * database create|delete`): the worker wakes the tenant through the host and calls its admin API,
+ * as a tenant admin does through the gateway, then records the result in the control store. Done
+ * is done: a database that already exists (or is already gone) completes the job.
+ */
+export const DatabaseJobPayloadSchema = z
+  .object({
+    database: DatabaseNameSchema,
+    action: z.enum(['create', 'delete']),
+    requestedBy: z.string().min(1).max(200).optional(),
+  })
+  .strict();
+export type DatabaseJobPayload = z.output<typeof DatabaseJobPayloadSchema>;
+
+/**
  * Every job type, as `openSqliteJobQueue` / `openPostgresJobQueue` take them. A lease is how long
  * one attempt may run before the queue counts it failed and retries it (the queue has no
  * heartbeat): long enough for an honest backup of a large database, and the bound on how long a
@@ -85,6 +100,7 @@ export type RookeryJobTypes = {
   restore: { payload: typeof RestoreJobPayloadSchema; leaseMs: number };
   'lifecycle-sweep': { payload: typeof LifecycleSweepJobPayloadSchema; leaseMs: number };
   'tenant-purge': { payload: typeof TenantPurgeJobPayloadSchema; leaseMs: number };
+  database: { payload: typeof DatabaseJobPayloadSchema; leaseMs: number };
 };
 export const ROOKERY_JOB_TYPES: RookeryJobTypes = {
   backup: { payload: BackupJobPayloadSchema, leaseMs: 2 * HOUR },
@@ -93,6 +109,8 @@ export const ROOKERY_JOB_TYPES: RookeryJobTypes = {
   'lifecycle-sweep': { payload: LifecycleSweepJobPayloadSchema, leaseMs: HOUR / 2 },
   // Deleting directories and objects; a tenant with very many backups in S3 is the long case.
   'tenant-purge': { payload: TenantPurgeJobPayloadSchema, leaseMs: HOUR },
+  // Waking a tenant and one admin call; deleting a large database's files is the long case.
+  database: { payload: DatabaseJobPayloadSchema, leaseMs: HOUR / 6 },
 };
 export type RookeryJobType = keyof RookeryJobTypes;
 

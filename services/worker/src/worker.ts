@@ -9,6 +9,7 @@ import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from './config.js';
 import { backupJobHandler } from './jobs/backup-job.js';
+import { databaseJobHandler } from './jobs/database-job.js';
 import { purgeJobHandler } from './jobs/purge-job.js';
 import { restoreJobHandler } from './jobs/restore-job.js';
 import { sweepJobHandler } from './jobs/sweep-job.js';
@@ -104,6 +105,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         storage,
         metrics,
         queue,
+      }),
+      workOptions,
+    ),
+    queue.work(
+      'database',
+      databaseJobHandler({
+        host: { url: config.hostUrl, token: config.internalToken },
+        records: controlStore,
+        metrics,
       }),
       workOptions,
     ),

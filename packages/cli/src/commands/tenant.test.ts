@@ -11,7 +11,7 @@ beforeEach(() => {
 afterEach(() => data.cleanup());
 const rookery = (...args: string[]) => runRookery(data.dir, args);
 
-describe('rookery tenant and database', () => {
+describe('rookery tenant', () => {
   it('creates a tenant with an admin and a quota, lists, shows and changes it', async () => {
     const created = await rookery(
       '--json',
@@ -41,14 +41,8 @@ describe('rookery tenant and database', () => {
     expect(quota.json()).toEqual({ requestsPerSecond: 50, storageBytes: 10 * 2 ** 30 });
     expect((await rookery('tenant', 'quota', 'acme')).stdout).toContain('50 requests/s, 10 GiB stored');
 
-    expect((await rookery('database', 'create', 'acme', 'Shop')).code).toBe(0);
-    expect(
-      (await rookery('--json', 'database', 'list', 'acme')).json<{ name: string }[]>().map((d) => d.name),
-    ).toEqual(['Shop']);
     const shown = await rookery('tenant', 'show', 'acme');
-    expect(shown.stdout).toContain('Databases: Shop');
     expect(shown.stdout).toContain(`${admin.id}  program  ops  tenant-admin`);
-    expect((await rookery('database', 'delete', 'acme', 'shop')).code).toBe(0);
     expect((await rookery('database', 'list', 'acme')).stdout).toContain('no database records');
   });
 

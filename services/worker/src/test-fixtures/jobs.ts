@@ -10,6 +10,7 @@ export const SHORT_LEASE_JOB_TYPES: RookeryJobTypes = {
   restore: { ...ROOKERY_JOB_TYPES.restore, leaseMs: 4_000 },
   'lifecycle-sweep': { ...ROOKERY_JOB_TYPES['lifecycle-sweep'], leaseMs: 4_000 },
   'tenant-purge': { ...ROOKERY_JOB_TYPES['tenant-purge'], leaseMs: 4_000 },
+  database: { ...ROOKERY_JOB_TYPES.database, leaseMs: 4_000 },
 };
 
 export async function waitForJob(
