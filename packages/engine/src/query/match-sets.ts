@@ -31,6 +31,7 @@ const NOTHING: Leaf = { key: 'nothing', column: '', from: null, params: [] };
 
 export class MatchSets {
   private readonly sets = new Map<string, EntrySet>();
+  private readonly statements = new Map<string, BetterSqlite3.Statement>();
   private bytes = 0;
   private version: number | null = null;
   private maxEntry = 0;
@@ -94,14 +95,13 @@ export class MatchSets {
       if (size > limit) break;
       size += Number(
         leaf.counted
-          ? (this.db
-              .prepare('SELECT count FROM term_counts WHERE field = ? AND value = ?')
-              .pluck()
-              .get(...leaf.params) ?? 0)
-          : this.db
-              .prepare(`SELECT count(*) FROM (SELECT 1 ${leaf.from} LIMIT ?)`)
-              .pluck()
-              .get(...leaf.params, limit - size + 1),
+          ? (this.statement('SELECT count FROM term_counts WHERE field = ? AND value = ?').get(
+              ...leaf.params,
+            ) ?? 0)
+          : this.statement(`SELECT count(*) FROM (SELECT 1 ${leaf.from} LIMIT ?)`).get(
+              ...leaf.params,
+              limit - size + 1,
+            ),
       );
     }
     return size;
@@ -131,6 +131,16 @@ export class MatchSets {
     return this.leafSet(leaf);
   }
 
+  /** Prepared once per shape of leaf: the SQL holds no values, so a few dozen shapes cover every query. */
+  private statement(sql: string): BetterSqlite3.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql).pluck();
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   private all(): EntrySet {
     return this.leafSet(this.allLeaf());
   }
@@ -145,10 +155,9 @@ export class MatchSets {
       return kept;
     }
     // One string for the whole leaf rather than a row object per entry.
-    const list = this.db
-      .prepare(`SELECT group_concat(${leaf.column}) ${leaf.from}`)
-      .pluck()
-      .get(...leaf.params) as string | null;
+    const list = this.statement(`SELECT group_concat(${leaf.column}) ${leaf.from}`).get(...leaf.params) as
+      | string
+      | null;
     const set = EntrySet.fromList(list, this.maxEntry);
     if (set.bytes <= this.maxBytes / LARGEST_SHARE) {
       this.sets.set(leaf.key, set);
