@@ -13,6 +13,9 @@ import type { CliContext } from '../context.js';
 import { parseCommandInput } from '../inputs.js';
 import { type CliIo, formatTable, isoTime } from '../output.js';
 
+const DEFAULT_WAIT_SECONDS = 60;
+const POLL_MS = 200;
+
 const WaitOption = z
   .union([z.literal(true), z.coerce.number().int().min(1).max(3600)])
   .optional()
@@ -26,9 +29,6 @@ const DeleteInput = z.object({
   options: z.object({ wait: WaitOption, yes: z.boolean().optional() }),
 });
 const TenantOnly = z.object({ args: z.tuple([z.string().min(1)]), options: z.object({}) });
-
-const DEFAULT_WAIT_SECONDS = 60;
-const POLL_MS = 200;
 
 export function registerDatabaseCommands(program: Command, io: CliIo): void {
   const database = program.command('database').description("a tenant's databases: create, list, delete");
