@@ -138,11 +138,15 @@ export class QueryRunner {
     // An index that has caught up answers the same whatever etag it last recorded (it may still move past
     // writes to other collections), so only a stale index's position is part of the result etag.
     const indexState = isStale ? String(indexEtag) : 'current';
+    // A collection query may move from one automatic index to the one that extends it (the old one retires
+    // once the new one caught up): both answer it alike when current, so the etag names the collection then.
+    const answeredBy =
+      collection !== null && !isStale ? `auto:${collection.toLowerCase()}` : (reader?.definition.Name ?? '');
     const resultEtag = `"${createHash('sha1')
       .update(options.query)
       .update('\u0000')
       .update(JSON.stringify(options.parameters ?? {}))
-      .update(`\u0000${reader?.definition.Name ?? ''}:${indexState}:${this.db.lastEtag}`)
+      .update(`\u0000${answeredBy}:${indexState}:${this.db.lastEtag}`)
       .digest('base64url')}"`;
     return { ast, compiler, reader, collection, resultEtag, isStale, parseMs };
   }
