@@ -6,12 +6,11 @@ import { type ControlStore, openControlStore } from '@rookery/control';
 import { type JobQueue, jobQueueFile, openSqliteJobQueue } from '@rookery/jobs';
 import { type DatabaseJobPayload, ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
 import { makeTempDir } from '@rookery/testkit';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadWorkerConfig } from '../config.js';
 import { HOST_TOKEN, startTestHost, type TestHost } from '../test-fixtures/host.js';
 import { finished, waitForJob } from '../test-fixtures/jobs.js';
-import { type RunningWorker, startWorker } from '../worker.js';
+import { startWorkerForHost } from '../test-fixtures/worker.js';
+import type { RunningWorker } from '../worker.js';
 import { callJson, wakeTenant } from './tenant-http.js';
 
 let tmp: ReturnType<typeof makeTempDir>;
@@ -37,19 +36,7 @@ beforeAll(async () => {
   queue = await openSqliteJobQueue({ file: jobQueueFile(tmp.dir), types: ROOKERY_JOB_TYPES });
   store = await openControlStore({ dataDir: tmp.dir });
   await store.createTenant({ id: 'acme', name: 'Acme Ltd' });
-  const config = loadWorkerConfig(
-    {},
-    {
-      dataDir: tmp.dir,
-      port: 0,
-      pollMs: 50,
-      backupEveryMinutes: 0,
-      sweepEveryMinutes: 0,
-      hostUrl: host.url,
-      internalToken: HOST_TOKEN,
-    },
-  );
-  worker = await startWorker({ config, masterKey: Buffer.alloc(32, 7), logger: pino({ level: 'silent' }) });
+  worker = await startWorkerForHost(tmp.dir, { url: host.url, token: HOST_TOKEN });
 }, 60_000);
 afterAll(async () => {
   await worker?.close();

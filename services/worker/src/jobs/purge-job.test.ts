@@ -8,14 +8,13 @@ import path from 'node:path';
 import { type JobQueue, jobQueueFile, openSqliteJobQueue } from '@rookery/jobs';
 import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
 import { makeTempDir } from '@rookery/testkit';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadWorkerConfig } from '../config.js';
 import { WorkerMetrics } from '../metrics.js';
 import { DirectoryStorage } from '../storage/directory-storage.js';
 import { HOST_TOKEN, startTestHost, type TestHost } from '../test-fixtures/host.js';
 import { finished, waitForJob } from '../test-fixtures/jobs.js';
-import { type RunningWorker, startWorker } from '../worker.js';
+import { startWorkerForHost } from '../test-fixtures/worker.js';
+import type { RunningWorker } from '../worker.js';
 import { purgeJobHandler } from './purge-job.js';
 import { callJson, wakeTenant } from './tenant-http.js';
 
@@ -54,21 +53,7 @@ beforeAll(async () => {
     ROOKERY_MIRROR_MODE: 'sync',
   });
   queue = await openSqliteJobQueue({ file: jobQueueFile(tmp.dir), types: ROOKERY_JOB_TYPES });
-  const config = loadWorkerConfig(
-    {},
-    {
-      dataDir: tmp.dir,
-      mirrorDir,
-      backupDir,
-      port: 0,
-      pollMs: 50,
-      backupEveryMinutes: 0,
-      sweepEveryMinutes: 0,
-      hostUrl: host.url,
-      internalToken: HOST_TOKEN,
-    },
-  );
-  worker = await startWorker({ config, masterKey: Buffer.alloc(32, 7), logger: pino({ level: 'silent' }) });
+  worker = await startWorkerForHost(tmp.dir, { url: host.url, token: HOST_TOKEN }, { mirrorDir, backupDir });
 }, 60_000);
 afterAll(async () => {
   await worker?.close();

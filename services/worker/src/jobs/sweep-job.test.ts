@@ -8,13 +8,11 @@ import { type ControlStore, openControlStore } from '@rookery/control';
 import { type JobQueue, jobQueueFile, openSqliteJobQueue, type StopWorking } from '@rookery/jobs';
 import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
 import { makeTempDir } from '@rookery/testkit';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadWorkerConfig } from '../config.js';
 import { WorkerMetrics } from '../metrics.js';
 import { HOST_TOKEN, startTestHost, type TestHost } from '../test-fixtures/host.js';
 import { finished, waitForJob } from '../test-fixtures/jobs.js';
-import { type RunningWorker, startWorker } from '../worker.js';
+import { startWorkerForHost } from '../test-fixtures/worker.js';
 import { sweepJobHandler } from './sweep-job.js';
 import { callJson, wakeTenant } from './tenant-http.js';
 
@@ -119,23 +117,7 @@ describe('the lifecycle-sweep job', () => {
 
   it("fails with the tenant's DatabaseNotFound when the database does not exist, without retrying forever", async () => {
     // The whole worker this time: its configuration wires the handler to the host.
-    const config = loadWorkerConfig(
-      {},
-      {
-        dataDir: tmp.dir,
-        port: 0,
-        pollMs: 50,
-        backupEveryMinutes: 0,
-        sweepEveryMinutes: 0,
-        hostUrl,
-        internalToken: TOKEN,
-      },
-    );
-    const worker: RunningWorker = await startWorker({
-      config,
-      masterKey: Buffer.alloc(32, 7),
-      logger: pino({ level: 'silent' }),
-    });
+    const worker = await startWorkerForHost(tmp.dir, { url: hostUrl, token: TOKEN });
     try {
       const direct = await tenant('POST', '/databases/nope/admin/sweep', {});
       expect(direct.body).toMatchObject({ code: 'DatabaseNotFound' });
