@@ -113,6 +113,17 @@ export function appendPrepared(chunk: PreparedChunk, id: string, prepared: Prepa
   chunk.archived.push(prepared.archived);
 }
 
+/** Appends every document of `more` to `chunk`. */
+export function appendPreparedChunk(chunk: PreparedChunk, more: PreparedChunk): void {
+  chunk.ids.push(...more.ids);
+  chunk.bodies.push(...more.bodies);
+  chunk.metadata.push(...more.metadata);
+  chunk.collections.push(...more.collections);
+  chunk.expiresAt.push(...more.expiresAt);
+  chunk.archiveAt.push(...more.archiveAt);
+  chunk.archived.push(...more.archived);
+}
+
 /** The i-th document of a chunk, as prepareDocument returned it. */
 export function preparedAt(chunk: PreparedChunk, i: number): PreparedDocument {
   return {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CHUNK_DOCUMENTS } from './bulk/line-parser.js';
 import type { Reply } from './test-fixtures/http-client.js';
 import { sharedTenantServer } from './test-fixtures/tenant-server.js';
 
@@ -149,21 +150,24 @@ describe('bulk insert', () => {
     const r = await call('POST', '/databases/shop/bulk_insert', body, ndjson);
     expect(r.status).toBe(200);
     const lines = progressLines(r.text);
-    expect(lines.filter((l) => l.Type === 'Progress').map((l) => l.Processed)).toEqual([5000, 10000, 12000]);
-    expect(lines.at(-1)).toMatchObject({ Type: 'Completed', Processed: 12_000, Batches: 3 });
+    // A progress line per transaction: one chunk of CHUNK_DOCUMENTS, or several parsed while one was stored.
+    const progress = lines.filter((l) => l.Type === 'Progress').map((l) => Number(l.Processed));
+    expect(progress.at(-1)).toBe(12_000);
+    expect(progress.every((n, i) => n % CHUNK_DOCUMENTS === 0 && n > (progress[i - 1] ?? 0))).toBe(true);
+    expect(lines.at(-1)).toMatchObject({ Type: 'Completed', Processed: 12_000, Batches: progress.length });
     const stats = await call('GET', '/databases/shop/stats');
     expect((stats.json.Collections as Record<string, number>).Bulk).toBe(12_000);
   });
 
   it('stores a body larger than the parse thread may hold unparsed (the request thread waits for it)', async () => {
     const pad = 'p'.repeat(1_000);
-    const body = Array.from({ length: 8_000 }, (_, i) =>
+    const body = Array.from({ length: 20_000 }, (_, i) =>
       JSON.stringify({ Id: `padded/${i}`, Document: { Pad: pad, '@metadata': { '@collection': 'Padded' } } }),
     ).join('\n');
-    expect(body.length).toBeGreaterThan(2 * 4 * 1024 * 1024);
+    expect(body.length).toBeGreaterThan(16 * 1024 * 1024);
     const r = await call('POST', '/databases/shop/bulk_insert', body, ndjson);
-    expect(progressLines(r.text).at(-1)).toMatchObject({ Type: 'Completed', Processed: 8_000 });
-    expect((await call('GET', docs('padded/7999'))).status).toBe(200);
+    expect(progressLines(r.text).at(-1)).toMatchObject({ Type: 'Completed', Processed: 20_000 });
+    expect((await call('GET', docs('padded/19999'))).status).toBe(200);
   });
 
   it('stores everything before a bad line and nothing after it', async () => {
@@ -188,7 +192,8 @@ describe('bulk insert', () => {
     const here = { '@metadata': { '@collection': 'Here' } };
     expect((await call('PUT', docs('moving/1'), here)).status).toBe(201);
     const body = [
-      ...Array.from({ length: 4_999 }, (_, i) => line(300_000 + i)),
+      // In the first chunk: the transaction that stores it fails, and nothing before or after it is stored.
+      ...Array.from({ length: 1_000 }, (_, i) => line(300_000 + i)),
       JSON.stringify({ Id: 'moving/1', Document: { '@metadata': { '@collection': 'There' } } }),
       ...Array.from({ length: 3_000 }, (_, i) => line(400_000 + i)),
     ].join('\n');

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { CHUNK_DOCUMENTS } from './line-parser.js';
 import { type BulkParseSession, BulkParseThread, type ParseEvent } from './parse-thread.js';
 
 const line = (i: number, extra = '') =>
@@ -38,9 +39,7 @@ describe('bulk insert parse thread', () => {
     const [eventsA, eventsB] = await Promise.all([drain(a), drain(b)]);
     for (const events of [eventsA, eventsB]) {
       expect(events.map((e) => (e.type === 'chunk' ? e.chunk.ids.length : e.type))).toEqual([
-        5000,
-        5000,
-        2000,
+        ...Array.from({ length: 12_000 / CHUNK_DOCUMENTS }, () => CHUNK_DOCUMENTS),
         'ended',
       ]);
       expect(ids(events)).toEqual(Array.from({ length: 12_000 }, (_, i) => `items/${i}`));

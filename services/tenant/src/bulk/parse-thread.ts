@@ -124,6 +124,11 @@ export class BulkParseSession {
     return this.events.shift();
   }
 
+  /** The next event ready now, left in place. */
+  peek(): ParseEvent | undefined {
+    return this.events[0];
+  }
+
   /** The next event, waiting for it. */
   async next(): Promise<ParseEvent> {
     for (;;) {

@@ -1,6 +1,11 @@
 import { Readable } from 'node:stream';
 import type { Database } from '@rookery/engine';
-import { type BulkInsertProgress, type PreparedChunk, RookeryError } from '@rookery/protocol';
+import {
+  appendPreparedChunk,
+  type BulkInsertProgress,
+  type PreparedChunk,
+  RookeryError,
+} from '@rookery/protocol';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { type BulkParseSession, BulkParseThread, type ParseEvent } from '../bulk/parse-thread.js';
 import { toRookeryError } from '../http/problem.js';
@@ -9,9 +14,11 @@ import { databaseOf, type RouteContext } from './context.js';
 /**
  * Bytes the parse thread may hold unparsed before the request thread stops
  * reading the body: memory per bulk insert stays bounded however fast the
- * client sends.
+ * client sends. Several chunks' worth, so that the parse thread has input
+ * while the request thread is busy storing (4 MiB, less than a chunk of
+ * 5,000 1 KB documents, cost ~10%).
  */
-const MAX_BACKLOG_BYTES = 4 * 1024 * 1024;
+const MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
 
 /**
  * `POST /databases/{db}/bulk_insert`: a stream of NDJSON lines
@@ -112,6 +119,11 @@ class BulkInsert {
   private async handle(event: ParseEvent): Promise<'chunk' | 'ended'> {
     switch (event.type) {
       case 'chunk':
+        // Chunks parsed while the last one was being stored go into one transaction together.
+        while (this.session.peek()?.type === 'chunk') {
+          const next = this.session.take();
+          if (next?.type === 'chunk') appendPreparedChunk(event.chunk, next.chunk);
+        }
         await this.store(event.chunk);
         this.write({ Type: 'Progress', ...this.counts() });
         return 'chunk';
