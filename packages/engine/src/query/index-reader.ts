@@ -33,9 +33,10 @@ export interface PageEntry {
 
 export interface IndexReaderOptions {
   /**
-   * When matches are computed as bitmaps (MatchSets): `auto` when counting by
-   * probes would visit many candidates or every leaf's set is already kept;
-   * `always` and `never` are for tests that check both plans give one answer.
+   * When matches are computed as bitmaps (MatchSets): `auto` for broad matches
+   * whose missing leaves cost less to read than probing the candidates (see
+   * matchSet); `always` and `never` are for tests that check both plans give
+   * one answer.
    */
   matchSets?: 'auto' | 'always' | 'never';
   matchSetBytes?: number;

@@ -74,12 +74,6 @@ export class MatchSets {
     return this.leaves(where) !== null;
   }
 
-  /** True when every leaf's set is already kept: evaluating costs no reads. */
-  cached(where: Predicate): boolean {
-    const leaves = this.leaves(where);
-    return leaves?.every((leaf) => leaf.from === null || this.sets.has(leaf.key)) ?? false;
-  }
-
   /**
    * How many entries the leaves not kept yet hold together (what evaluating
    * would read), counted up to just past `limit`: the caller only asks

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { emptyPreparedChunk } from '@rookery/protocol';
+import { emptyPreparedChunk, type PreparedChunk } from '@rookery/protocol';
 import { type FromParseThread, FromParseThreadSchema, type ToParseThread } from './parse-messages.js';
 
 /** What a session hands the bulk insert: chunks to store, then the end or the failure. */
@@ -124,9 +124,14 @@ export class BulkParseSession {
     return this.events.shift();
   }
 
-  /** The next event ready now, left in place. */
-  peek(): ParseEvent | undefined {
-    return this.events[0];
+  /** The chunks ready now, up to the first event that is not one (left in place). */
+  takeChunks(): PreparedChunk[] {
+    const chunks: PreparedChunk[] = [];
+    for (let event = this.events[0]; event?.type === 'chunk'; event = this.events[0]) {
+      chunks.push(event.chunk);
+      this.events.shift();
+    }
+    return chunks;
   }
 
   /** The next event, waiting for it. */

@@ -109,7 +109,7 @@ class BulkInsert {
       } else {
         if (!(error instanceof RookeryError) && body.destroyed) return; // the client went away: nobody to answer
         // The request itself failed: the chunks parsed so far are stored.
-        await this.fail(toRookeryError(error, this.maxBodyBytes), this.parsedChunks());
+        await this.fail(toRookeryError(error, this.maxBodyBytes), this.session.takeChunks());
       }
       body.resume(); // discard the unread rest so the connection stays usable
     }
@@ -120,10 +120,7 @@ class BulkInsert {
     switch (event.type) {
       case 'chunk':
         // Chunks parsed while the last one was being stored go into one transaction together.
-        while (this.session.peek()?.type === 'chunk') {
-          const next = this.session.take();
-          if (next?.type === 'chunk') appendPreparedChunk(event.chunk, next.chunk);
-        }
+        for (const more of this.session.takeChunks()) appendPreparedChunk(event.chunk, more);
         await this.store(event.chunk);
         this.write({ Type: 'Progress', ...this.counts() });
         return 'chunk';
@@ -144,15 +141,6 @@ class BulkInsert {
       throw new BulkFailure(toRookeryError(error, this.maxBodyBytes), []);
     }
     this.batches++;
-  }
-
-  /** The chunks the parse thread has handed back and that are not stored yet. */
-  private parsedChunks(): PreparedChunk[] {
-    const chunks: PreparedChunk[] = [];
-    for (let event = this.session.take(); event?.type === 'chunk'; event = this.session.take()) {
-      chunks.push(event.chunk);
-    }
-    return chunks;
   }
 
   /** Stores `storeFirst` (no progress line: a failure before any commit keeps its own 4xx status), then reports. */
