@@ -10,6 +10,9 @@
 //   same code the HTTP API runs; HTTP is measured by the k6 suite); the
 //   searches also "cold", with the reader's match bitmaps dropped before each.
 //
+// --per-tag adds a stderr line per search tag (8 common, 8 rare): its matches and ms for the SQL plan
+// alone, and with match bitmaps for the first query and once kept (one reader, common tags first).
+//
 // --dir D keeps the database and its indexes in D; a later run with the same
 // D and --docs reuses them and only measures queries (indexing figures are
 // then 0): for working on query code without rebuilding 1M documents.
@@ -166,6 +169,39 @@ async function main(): Promise<void> {
     };
     check('listing', search.run(listing(notPrerelease, 0)).total);
     check('search', search.run(listing(withSearch(common[0] ?? 'json', 'or'), 0)).total);
+
+    if (process.argv.includes('--per-tag')) {
+      const file = path.join(dir, INDEXES_DIRECTORY, indexFileName(searchIndex.Name));
+      const sqlOnly = new IndexReader(file, { matchSets: 'never' });
+      const bitmaps = new IndexReader(file);
+      const ms = (run: () => unknown) => {
+        const started = performance.now();
+        run();
+        return round(performance.now() - started);
+      };
+      const median = (times: number[]) => [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)] ?? 0;
+      for (const tag of [...common, ...rare.slice(0, 8)]) {
+        const q = listing(withSearch(tag, 'or'), 0);
+        const sql = median([0, 1, 2].map(() => ms(() => sqlOnly.run(q))));
+        const first = ms(() => bitmaps.run(q));
+        const kept = median([0, 1, 2].map(() => ms(() => bitmaps.run(q))));
+        const page = bitmaps.run(q);
+        const matchPlan = page.plan.Children?.[0]?.Details ?? '';
+        log(
+          JSON.stringify({
+            stage: 'per_tag',
+            tag,
+            matches: page.total,
+            sql_ms: sql,
+            first_ms: first,
+            kept_ms: kept,
+            bitmaps: matchPlan.startsWith('bitmaps'),
+          }),
+        );
+      }
+      sqlOnly.close();
+      bitmaps.close();
+    }
 
     const results = {
       listing_page: measure('listing_page', (i) => search.run(listing(notPrerelease, i % 3))),
