@@ -10,7 +10,8 @@
 // { url } back.
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { proxyToTenant, TenantAgents } from '../src/proxy.js';
+import { proxyToTenant } from '../src/proxy.js';
+import { TenantPools } from '../src/tenant-pool.js';
 
 interface Setup {
   mode: 'proxy' | 'tls';
@@ -23,7 +24,7 @@ interface Setup {
 }
 
 const setup = await new Promise<Setup>((resolve) => process.once('message', (m) => resolve(m as Setup)));
-const agents = new TenantAgents();
+const pools = new TenantPools();
 const body = Buffer.from(setup.body);
 const server = https.createServer(
   {
@@ -42,8 +43,7 @@ const server = https.createServer(
     }
     proxyToTenant(request, response, {
       path: request.url ?? '/',
-      socketPath: setup.socketPath,
-      agent: agents.for(setup.socketPath),
+      pool: pools.for(setup.socketPath),
       requestId: 'bench',
     }).catch(() => response.destroy());
   },

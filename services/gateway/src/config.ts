@@ -2,8 +2,8 @@ import path from 'node:path';
 import { LogLevelSchema, loadEnvConfig } from '@rookery/protocol';
 import { z } from 'zod';
 import { DEFAULT_LIVE_LIMITS } from './live-limits.js';
-import { TENANT_AGENT_MAX_SOCKETS } from './proxy.js';
 import { DEFAULT_SERVER_TIMEOUTS } from './server-timeouts.js';
+import { TENANT_POOL_MAX_SOCKETS } from './tenant-pool.js';
 
 const Milliseconds = z.coerce.number().int().min(0);
 
@@ -37,7 +37,7 @@ export const GatewayConfigSchema = z
     /** WebSockets one tenant may hold open through this gateway (live-limits.ts). */
     maxSocketsPerTenant: z.coerce.number().int().min(1).default(DEFAULT_LIVE_LIMITS.socketsPerTenant),
     /**
-     * NDJSON streams one tenant may have in flight through this gateway. Below the agent's connections to
+     * NDJSON streams one tenant may have in flight through this gateway. Below the pool's connections to
      * the tenant, so that however many streams are open, its other requests still get a connection.
      */
     maxStreamsPerTenant: z.coerce
@@ -45,8 +45,8 @@ export const GatewayConfigSchema = z
       .int()
       .min(1)
       .max(
-        TENANT_AGENT_MAX_SOCKETS - 1,
-        `at most ${TENANT_AGENT_MAX_SOCKETS - 1}: the gateway opens ${TENANT_AGENT_MAX_SOCKETS} connections to a tenant, and streams must leave some to its other requests`,
+        TENANT_POOL_MAX_SOCKETS - 1,
+        `at most ${TENANT_POOL_MAX_SOCKETS - 1}: the gateway opens ${TENANT_POOL_MAX_SOCKETS} connections to a tenant, and streams must leave some to its other requests`,
       )
       .default(DEFAULT_LIVE_LIMITS.streamsPerTenant),
   })

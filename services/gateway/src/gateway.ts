@@ -27,11 +27,12 @@ import { LiveSockets } from './live-sockets.js';
 import { UsageMeter } from './metering.js';
 import { GatewayMetrics } from './metrics.js';
 import { PrincipalDirectory, type Resolved } from './principals.js';
-import { type ProxyOutcome, proxyToTenant, TenantAgents, TenantUnreachable } from './proxy.js';
+import { type ProxyOutcome, proxyToTenant, TenantUnreachable } from './proxy.js';
 import { RateLimiter } from './rate-limiter.js';
 import { gatewayError, sendProblem } from './refusal.js';
 import { classifyTenantRoute, isControlPath } from './route-access.js';
 import { applyServerTimeouts, DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from './server-timeouts.js';
+import { TenantPools } from './tenant-pool.js';
 import { SESSION_COOKIE, TwoFactor } from './two-factor.js';
 import { Upgrades } from './upgrade.js';
 
@@ -101,7 +102,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   await directory.start();
   const twoFactor = new TwoFactor(options.store, options.masterKey, now);
   const meter = new UsageMeter(now);
-  const agents = new TenantAgents();
+  const pools = new TenantPools();
   const metrics = new GatewayMetrics();
   const control = await buildControlApi({
     store: options.store,
@@ -131,7 +132,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   // Stopped or crashed since we learnt its socket: the next request wakes it again.
   const tenantGone = (tenantId: string, socketPath: string) => {
     options.hosts.forget(tenantId);
-    agents.forget(socketPath);
+    pools.forget(socketPath);
   };
   const live = new LiveSockets({
     resolve: (thumbprint) => directory.resolve(thumbprint),
@@ -194,7 +195,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const route = classifyTenantRoute(request.method ?? 'GET', url);
     if (!route) throw gatewayError('RouteNotFound', `There is no route ${request.method} ${path}.`);
     const tenant = await admission.admit(principal, route);
-    // A stream holds one of the agent's connections to the tenant until its answer ends or its reader leaves.
+    // A stream holds one of the pool's connections to the tenant until its answer ends or its reader leaves.
     const release = route.stream ? admission.holdLiveConnection(tenant.id, 'stream') : null;
     let outcome: ProxyOutcome;
     try {
@@ -240,14 +241,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   ) {
     const socketPath = await admission.tenantSocket(tenantId);
     try {
-      return await proxyToTenant(request, response, {
-        socketPath,
-        path,
-        agent: agents.for(socketPath),
-        requestId,
-      });
+      return await proxyToTenant(request, response, { path, pool: pools.for(socketPath), requestId });
     } catch (error) {
       if (!(error instanceof TenantUnreachable)) throw error;
+      log.warn({ err: error, tenant: tenantId, reqId: requestId }, 'the tenant did not answer');
       tenantGone(tenantId, socketPath);
       if (response.headersSent) throw error;
       throw gatewayError('TenantUnavailable', 'The tenant was restarting; retry the request.', {}, 1);
@@ -362,7 +359,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
-      agents.close();
+      pools.close();
       await databaseRecords.settled();
       await control.close();
       await flushUsage();

@@ -3,16 +3,17 @@
 // tenant could hold all of the gateway's sockets, and file descriptors, and its tenant container's.
 // - WebSockets: each is a connection of its own to the tenant (upgrade-proxy.ts), counted from admission to
 //   close, so a burst of upgrades still waiting for a tenant to wake is counted too.
-// - NDJSON streams: each holds one of the TENANT_AGENT_MAX_SOCKETS connections the gateway's agent opens to
+// - NDJSON streams: each holds one of the TENANT_POOL_MAX_SOCKETS connections the gateway's pool opens to
 //   the tenant, which its ordinary requests share; at most half of them by default, so streams left open
 //   never make the tenant's other requests wait for a connection.
 // The limits are per gateway process: behind several gateways a tenant may hold that many through each.
-import { TENANT_AGENT_MAX_SOCKETS } from './proxy.js';
+
 import { gatewayError, type Refusal } from './refusal.js';
+import { TENANT_POOL_MAX_SOCKETS } from './tenant-pool.js';
 
 export const DEFAULT_LIVE_LIMITS: LiveLimits = {
   socketsPerTenant: 1_000,
-  streamsPerTenant: TENANT_AGENT_MAX_SOCKETS / 2,
+  streamsPerTenant: TENANT_POOL_MAX_SOCKETS / 2,
 };
 
 export interface LiveLimits {

@@ -3,28 +3,25 @@
 // end-to-end tests cannot easily provoke: an answer before the body was read, a tenant that is gone, a
 // client that leaves mid-answer.
 import http from 'node:http';
+import net from 'node:net';
+import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { type ProxyOutcome, proxyToTenant, TenantAgents, TenantUnreachable } from './proxy.js';
+import { type ProxyOutcome, proxyToTenant, TenantUnreachable } from './proxy.js';
+import { TenantPools } from './tenant-pool.js';
 import { localServers } from './test-fixtures/local-servers.js';
 
 const servers = localServers();
 
 /** A stand-in tenant on a Unix socket, a front server proxying to it; each proxied request's outcome or error. */
-async function setup(tenant: http.RequestListener) {
-  const tenantServer = http.createServer(tenant);
+async function setup(tenant: http.RequestListener | net.Server, pools = new TenantPools()) {
+  const tenantServer = tenant instanceof net.Server ? tenant : http.createServer(tenant);
   const socketPath = await servers.tenant(tenantServer, 'rookery-proxy-');
-  const agents = new TenantAgents();
-  servers.defer(() => agents.close());
+  servers.defer(() => pools.close());
   const results: Array<ProxyOutcome | Error> = [];
   let settled: () => void = () => {};
   const front = http.createServer((req, res) => {
-    proxyToTenant(req, res, {
-      socketPath,
-      path: req.url ?? '/',
-      agent: agents.for(socketPath),
-      requestId: 'req-1',
-    }).then(
+    proxyToTenant(req, res, { path: req.url ?? '/', pool: pools.for(socketPath), requestId: 'req-1' }).then(
       (outcome) => {
         results.push(outcome);
         settled();
@@ -40,7 +37,30 @@ async function setup(tenant: http.RequestListener) {
   const url = `http://${await servers.front(front)}`;
   const nextResult = () => new Promise<void>((resolve) => (settled = resolve));
   const closeTenant = () => new Promise<void>((resolve) => tenantServer.close(() => resolve()));
-  return { url, results, nextResult, closeTenant };
+  return { url, results, nextResult, closeTenant, tenantServer };
+}
+
+/** A tenant that answers raw bytes: `answer` gets each request's head (one per connection at a time) and its socket. */
+function rawTenant(answer: (head: string, socket: net.Socket, connection: number) => void): net.Server {
+  let connections = 0;
+  const sockets = new Set<net.Socket>();
+  servers.defer(() => {
+    for (const socket of sockets) socket.destroy();
+  });
+  return net.createServer((socket) => {
+    const connection = ++connections;
+    sockets.add(socket);
+    let buffered = '';
+    socket.on('data', (data) => {
+      buffered += data.toString('latin1');
+      const end = buffered.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const head = buffered.slice(0, end);
+      buffered = buffered.slice(end + 4);
+      answer(head, socket, connection);
+    });
+    socket.on('error', () => undefined);
+  });
 }
 
 describe('proxyToTenant', () => {
@@ -158,5 +178,134 @@ describe('proxyToTenant', () => {
     await settledOnce;
     expect(results[0]).toBeInstanceOf(Error);
     await expect.poll(() => tenantSaw).toBe('close');
+  });
+
+  it('carries requests one after another over one kept-alive connection', async () => {
+    const { url, tenantServer } = await setup((_req, res) => res.end('ok'));
+    let connections = 0;
+    tenantServer.on('connection', () => connections++);
+    for (let i = 0; i < 5; i++) {
+      const response = await request(`${url}/databases`);
+      expect(await response.body.text()).toBe('ok');
+    }
+    expect(connections).toBe(1);
+  });
+
+  it('closes a connection left idle, and opens a new one for the next request', async () => {
+    const { url, tenantServer } = await setup(
+      (_req, res) => res.end('ok'),
+      new TenantPools({ idleCloseMs: 40 }),
+    );
+    let open = 0;
+    let opened = 0;
+    tenantServer.on('connection', (socket) => {
+      open++;
+      opened++;
+      socket.on('close', () => open--);
+    });
+    await (await request(`${url}/databases`)).body.dump();
+    await expect.poll(() => open, { timeout: 2_000 }).toBe(0);
+    expect(await (await request(`${url}/databases`)).body.text()).toBe('ok');
+    expect(opened).toBe(2);
+  });
+
+  it("opens at most the pool's connections to a tenant; requests beyond them wait for one", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const { url, tenantServer, results } = await setup(
+      (_req, res) => {
+        most = Math.max(most, ++inFlight);
+        setTimeout(() => {
+          inFlight--;
+          res.end('slow');
+        }, 30);
+      },
+      new TenantPools({ maxSockets: 2 }),
+    );
+    let connections = 0;
+    tenantServer.on('connection', () => connections++);
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, async () => (await request(`${url}/databases`)).body.text()),
+    );
+    expect(answers).toEqual(Array(8).fill('slow'));
+    expect(most).toBe(2);
+    expect(connections).toBe(2);
+    expect(results).toHaveLength(8);
+  });
+
+  it('streams a body of unknown length in chunked coding, and answers HEAD, 204 and 304 without a body', async () => {
+    const { url, results } = await setup(async (req, res) => {
+      if (req.method === 'POST') {
+        let body = '';
+        for await (const chunk of req) body += chunk;
+        res.end(`${req.headers['transfer-encoding']}:${body}`);
+      } else if (req.method === 'HEAD') res.writeHead(200, { 'content-length': '123' }).end();
+      else if (req.url === '/none') res.writeHead(204).end();
+      else res.writeHead(304, { etag: '"v1"' }).end();
+    });
+    const posted = await request(`${url}/databases/db/bulk_insert`, {
+      method: 'POST',
+      body: Readable.from(['{"a":1}\n', '{"b":2}\n']),
+    });
+    expect(await posted.body.text()).toBe('chunked:{"a":1}\n{"b":2}\n');
+    expect(results.at(-1)).toMatchObject({ status: 200, bytesIn: 16 });
+
+    const head = await request(`${url}/databases/db/docs?id=a`, { method: 'HEAD' });
+    expect(head.headers['content-length']).toBe('123');
+    expect(await head.body.text()).toBe('');
+    const none = await request(`${url}/none`);
+    expect(none.statusCode).toBe(204);
+    await none.body.dump();
+    const notModified = await request(`${url}/databases/db/docs?id=a`);
+    expect(notModified.statusCode).toBe(304);
+    expect(notModified.headers.etag).toBe('"v1"');
+    await notModified.body.dump();
+    // And the connection still carries the next request.
+    const after = await request(`${url}/databases/db/docs?id=a`, { method: 'HEAD' });
+    expect(after.statusCode).toBe(200);
+    await after.body.dump();
+  });
+
+  it('sends a GET again on a new connection when the kept-alive one closes under it, never a body', async () => {
+    // Connection 1 answers its first request, then closes when the next one arrives, answering nothing:
+    // a tenant's keep-alive timeout racing the gateway's next request on that connection.
+    const { url, results } = await setup(
+      rawTenant((_head, socket, connection) => {
+        if (connection === 1 && socket.bytesWritten > 0) socket.destroy();
+        else socket.write(`HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\n${connection}`);
+      }),
+    );
+    expect(await (await request(`${url}/databases`)).body.text()).toBe('1');
+    expect(await (await request(`${url}/databases`)).body.text()).toBe('2');
+    expect(results).toHaveLength(2);
+
+    // The same race with a body: it cannot be sent twice, so the request fails as the tenant being gone.
+    const withBody = await setup(
+      rawTenant((_head, socket, connection) => {
+        if (connection === 1 && socket.bytesWritten > 0) socket.destroy();
+        else socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+      }),
+    );
+    await (await request(`${withBody.url}/databases`)).body.dump();
+    const posted = await request(`${withBody.url}/databases/db/docs?id=a`, { method: 'PUT', body: '{}' });
+    expect(posted.statusCode).toBe(502);
+    await posted.body.dump();
+    expect(withBody.results[1]).toBeInstanceOf(TenantUnreachable);
+  });
+
+  it('fails a malformed answer as TenantUnreachable, and the next request gets a good connection', async () => {
+    const { url, results } = await setup(
+      rawTenant((head, socket) => {
+        if (head.startsWith('GET /bad'))
+          socket.write('HTTP/1.1 200 OK\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n');
+        else socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+      }),
+    );
+    const bad = await request(`${url}/bad`);
+    expect(bad.statusCode).toBe(502);
+    await bad.body.dump();
+    expect(results[0]).toBeInstanceOf(TenantUnreachable);
+    expect((results[0] as Error).message).toMatch(/Content-Length/);
+    expect(await (await request(`${url}/good`)).body.text()).toBe('ok');
   });
 });

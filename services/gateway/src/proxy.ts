@@ -1,15 +1,18 @@
 // Streams one request to a tenant container's Unix socket and its answer back,
-// both ways with backpressure: the request body is piped (paused while the
-// tenant's socket is full), and the answer is paused whenever the client's
-// socket is, until it drains, so a slow client holds at most a couple of
-// high-water marks of a large response in the gateway, never the whole body.
+// both ways with backpressure: the request body is written as it arrives
+// (paused while the tenant's socket is full), and reading the answer pauses
+// whenever the client's socket is full, until it drains, so a slow client holds
+// at most a couple of high-water marks of a large response in the gateway,
+// never the whole body.
 //
 // The hot path of every request, so it does as little as it can (measured
-// under the gateway benchmark, see docs/benchmarks.md): headers go through as
-// raw name/value lists (no header objects built and validated twice), a body
-// is only streamed when the request has one, and no stream/promises pipeline
-// (it costs an AbortSignal and its listeners per stream).
-import http from 'node:http';
+// under the gateway benchmark, see docs/benchmarks.md): the request goes out as
+// one written head over a pooled connection (tenant-pool.ts) and the answer is
+// read by a parser of our own (tenant-response-parser.ts), not through Node's
+// HTTP client; headers go through as raw name/value lists, and a body is only
+// streamed when the request has one.
+import type http from 'node:http';
+import type { TenantConnection, TenantPool } from './tenant-pool.js';
 
 /** Headers that describe one hop, not the message (RFC 9110 §7.6.1), plus ones the gateway sets itself. */
 const NOT_FORWARDED = new Set([
@@ -22,6 +25,8 @@ const NOT_FORWARDED = new Set([
   'trailer',
   'transfer-encoding',
   'upgrade',
+  // Node's server already answered it (100 Continue) on the client's connection.
+  'expect',
   'host',
   'x-request-id',
 ]);
@@ -41,37 +46,6 @@ export class TenantUnreachable extends Error {
   }
 }
 
-/**
- * Most connections the gateway opens to one tenant for requests; one more waits for one of them. A streamed
- * answer holds its connection while it lasts, hence the stream limit below this (live-limits.ts).
- */
-export const TENANT_AGENT_MAX_SOCKETS = 256;
-
-/** One keep-alive agent per socket: connections to a tenant are reused across requests. */
-export class TenantAgents {
-  private readonly agents = new Map<string, http.Agent>();
-
-  for(socketPath: string): http.Agent {
-    let agent = this.agents.get(socketPath);
-    if (!agent) {
-      agent = new http.Agent({ keepAlive: true, maxSockets: TENANT_AGENT_MAX_SOCKETS });
-      this.agents.set(socketPath, agent);
-    }
-    return agent;
-  }
-
-  /** Drops the pooled connections of a tenant that stopped. */
-  forget(socketPath: string): void {
-    this.agents.get(socketPath)?.destroy();
-    this.agents.delete(socketPath);
-  }
-
-  close(): void {
-    for (const agent of this.agents.values()) agent.destroy();
-    this.agents.clear();
-  }
-}
-
 /** The raw name/value list minus what is not forwarded; `onInternal` sees the internal headers dropped. */
 export function forwarded(raw: string[], onInternal?: (name: string, value: string) => void): string[] {
   const kept: string[] = [];
@@ -83,81 +57,129 @@ export function forwarded(raw: string[], onInternal?: (name: string, value: stri
   return kept;
 }
 
+/** Methods a request may be sent again with (RFC 9110 §9.2.2) when it has no body. */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'DELETE']);
+
 /** A request has a body when it says so (RFC 9112 §6.3); GETs, most of the traffic, stream nothing. */
 function hasBody(request: http.IncomingMessage): boolean {
   const length = request.headers['content-length'];
   return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
+/**
+ * The request's head for the tenant. Method, target and header fields are the ones Node's server parsed
+ * (it refuses CR, LF and other bytes that could end a line early), written back as the bytes they were
+ * read as (latin1). A body of unknown length goes on in chunked coding.
+ */
+function requestHead(
+  request: http.IncomingMessage,
+  path: string,
+  requestId: string,
+  chunked: boolean,
+): string {
+  let head = `${request.method} ${path} HTTP/1.1\r\nhost: tenant\r\nx-request-id: ${requestId}\r\n`;
+  const raw = request.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if (!name.startsWith(INTERNAL_PREFIX) && !NOT_FORWARDED.has(name)) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  }
+  return `${head}${chunked ? 'transfer-encoding: chunked\r\n' : ''}\r\n`;
+}
+
 export function proxyToTenant(
   request: http.IncomingMessage,
   response: http.ServerResponse,
-  target: { socketPath: string; path: string; agent: http.Agent; requestId: string },
+  target: { path: string; pool: TenantPool; requestId: string },
 ): Promise<ProxyOutcome> {
-  const headers = forwarded(request.rawHeaders);
-  headers.push('host', 'tenant', 'x-request-id', target.requestId);
+  const method = request.method ?? 'GET';
+  const withBody = hasBody(request);
+  const chunked = withBody && request.headers['content-length'] === undefined;
+  const head = requestHead(request, target.path, target.requestId, chunked);
+  const mayRetry = !withBody && IDEMPOTENT.has(method);
   const outcome: ProxyOutcome = { status: 502, bytesIn: 0, bytesOut: 0, workUnits: 0 };
 
   return new Promise((resolve, reject) => {
-    const upstream = http.request({
-      socketPath: target.socketPath,
-      path: target.path,
-      method: request.method,
-      headers,
-      agent: target.agent,
-    });
-    let answering = false;
-    // The client went away before its answer was all sent: stop the tenant's side too.
-    const onClientClose = () => {
-      if (!response.writableFinished) upstream.destroy();
-    };
-    response.once('close', onClientClose);
-    // `on`, not `once`: only the first error settles the promise, but a late one (the body still being
-    // piped after an early answer) must never find no listener, which would take the gateway down.
-    upstream.on('error', (error) => {
-      response.off('close', onClientClose);
-      // Nothing answered and the client still there: the tenant is gone (stopped, crashed).
-      reject(answering || response.destroyed ? error : new TenantUnreachable(error));
-    });
-    upstream.once('response', (answer) => {
-      answering = true;
-      outcome.status = answer.statusCode ?? 502;
-      const outHeaders = forwarded(answer.rawHeaders, (name, value) => {
-        if (name === WORK_UNITS_HEADER) outcome.workUnits = Number(value) || 0;
-      });
-      response.writeHead(outcome.status, outHeaders);
-      const resume = () => answer.resume();
-      response.on('drain', resume);
-      answer.on('data', (chunk: Buffer) => {
-        outcome.bytesOut += chunk.length;
-        if (!response.write(chunk)) answer.pause();
-      });
-      const settle = () => {
-        response.off('drain', resume);
-        response.off('close', onClientClose);
+    const attempt = (connection: TenantConnection, retry: boolean) => {
+      if (response.destroyed) {
+        // The client left while this request waited for a connection.
+        target.pool.release(connection, true);
+        reject(new Error('the client left before its request was sent'));
+        return;
+      }
+      let bodySent = !withBody;
+      // The client went away before its answer was all sent: stop the tenant's side too.
+      const onClientClose = () => {
+        if (!response.writableFinished) connection.destroy();
       };
-      answer.once('end', () => {
-        settle();
+      const resumeAnswer = () => connection.resume();
+      const resumeBody = () => request.resume();
+      const onData = (chunk: Buffer) => {
+        outcome.bytesIn += chunk.length;
+        if (!(chunked ? connection.writeChunk(chunk) : connection.write(chunk))) request.pause();
+      };
+      const onEnd = () => {
+        if (chunked) connection.write('0\r\n\r\n');
+        bodySent = true;
+      };
+      let stopWatchingDrain = () => {};
+      const settle = () => {
+        response.off('close', onClientClose);
+        response.off('drain', resumeAnswer);
+        request.off('data', onData);
+        request.off('end', onEnd);
+        stopWatchingDrain();
+        // Answered (or failed) before the whole body came in: the rest is read and dropped, so the client's
+        // upload is not left stuck behind a paused stream.
+        if (!bodySent) request.resume();
+      };
+      response.once('close', onClientClose);
+      connection.send(method, head, {
+        head(status, rawHeaders) {
+          outcome.status = status;
+          const headers = forwarded(rawHeaders, (name, value) => {
+            if (name === WORK_UNITS_HEADER) outcome.workUnits = Number(value) || 0;
+          });
+          response.writeHead(status, headers);
+          response.on('drain', resumeAnswer);
+        },
+        body(bytes) {
+          outcome.bytesOut += bytes.length;
+          if (!response.write(bytes)) connection.pause();
+        },
         // A streamed answer's header could only count the request side: its whole work follows as a
         // trailer (docs/live-data.md), read here and never forwarded.
-        if (answer.rawTrailers.length > 0) {
-          const total = Number(answer.trailers[WORK_UNITS_HEADER]);
-          if (Number.isFinite(total) && total > 0) outcome.workUnits = total;
-        }
-        response.end();
-        resolve(outcome);
+        trailers(rawTrailers) {
+          forwarded(rawTrailers, (name, value) => {
+            const total = Number(value);
+            if (name === WORK_UNITS_HEADER && Number.isFinite(total) && total > 0) outcome.workUnits = total;
+          });
+        },
+        complete(reusable) {
+          settle();
+          response.end();
+          // An answer that came before the whole body was sent leaves the rest unsent: that connection goes.
+          target.pool.release(connection, reusable && bodySent);
+          resolve(outcome);
+        },
+        failed(error, answered) {
+          settle();
+          // A kept-alive connection the tenant closed as this request went out: nothing was answered, and a
+          // request without a body that may be repeated goes again, once, on a new connection.
+          if (!answered && mayRetry && connection.reused && !retry && !response.destroyed) {
+            target.pool.acquire((fresh) => attempt(fresh, true), true);
+            return;
+          }
+          // The tenant's connection broke mid-answer (or the client left and we cut it): the caller ends the
+          // response. Nothing answered and the client still there: the tenant is gone (stopped, crashed).
+          reject(answered || response.destroyed ? error : new TenantUnreachable(error));
+        },
       });
-      // The tenant's connection broke mid-answer (or the client left and we cut it): the caller ends the response.
-      answer.on('error', (error) => {
-        settle();
-        reject(error);
-      });
-    });
-    if (hasBody(request)) {
-      request.on('data', (chunk: Buffer) => {
-        outcome.bytesIn += chunk.length;
-      });
-      request.pipe(upstream);
-    } else upstream.end();
+      if (withBody) {
+        stopWatchingDrain = connection.onDrain(resumeBody);
+        request.on('data', onData);
+        request.on('end', onEnd);
+      }
+    };
+    target.pool.acquire((connection) => attempt(connection, false));
   });
 }

@@ -6,8 +6,9 @@ import http from 'node:http';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { loadGatewayConfig } from './config.js';
-import { proxyToTenant, TenantAgents } from './proxy.js';
+import { proxyToTenant } from './proxy.js';
 import { applyServerTimeouts, DEFAULT_SERVER_TIMEOUTS } from './server-timeouts.js';
+import { TenantPools } from './tenant-pool.js';
 import { localServers } from './test-fixtures/local-servers.js';
 
 const servers = localServers();
@@ -57,16 +58,13 @@ describe('server timeouts', () => {
       res.end();
     });
     const socketPath = await servers.tenant(tenant, 'rookery-timeouts-');
-    const agents = new TenantAgents();
-    servers.defer(() => agents.close());
+    const pools = new TenantPools();
+    servers.defer(() => pools.close());
     // The gateway's server settings, every timeout scaled down below the pauses, checked every 20 ms.
     const front = http.createServer({ connectionsCheckingInterval: 20 }, (req, res) => {
-      proxyToTenant(req, res, {
-        socketPath,
-        path: req.url ?? '/',
-        agent: agents.for(socketPath),
-        requestId: 'r',
-      }).catch(() => res.destroy());
+      proxyToTenant(req, res, { path: req.url ?? '/', pool: pools.for(socketPath), requestId: 'r' }).catch(
+        () => res.destroy(),
+      );
     });
     applyServerTimeouts(front, { headersTimeoutMs: 100, requestTimeoutMs: 150, keepAliveTimeoutMs: 100 });
     const address = await servers.front(front);
