@@ -14,14 +14,18 @@ import { localServers } from './test-fixtures/local-servers.js';
 const servers = localServers();
 
 /** A stand-in tenant on a Unix socket, a front server proxying to it; each proxied request's outcome or error. */
-async function setup(tenant: http.RequestListener | net.Server, pools = new TenantPools()) {
+async function setup(
+  tenant: http.RequestListener | net.Server,
+  pools = new TenantPools(),
+  pathOf: (req: http.IncomingMessage) => string = (req) => req.url ?? '/',
+) {
   const tenantServer = tenant instanceof net.Server ? tenant : http.createServer(tenant);
   const socketPath = await servers.tenant(tenantServer, 'rookery-proxy-');
   servers.defer(() => pools.close());
   const results: Array<ProxyOutcome | Error> = [];
   let settled: () => void = () => {};
   const front = http.createServer((req, res) => {
-    proxyToTenant(req, res, { path: req.url ?? '/', pool: pools.for(socketPath), requestId: 'req-1' }).then(
+    proxyToTenant(req, res, { path: pathOf(req), pool: pools.for(socketPath), requestId: 'req-1' }).then(
       (outcome) => {
         results.push(outcome);
         settled();
@@ -307,5 +311,22 @@ describe('proxyToTenant', () => {
     expect(results[0]).toBeInstanceOf(TenantUnreachable);
     expect((results[0] as Error).message).toMatch(/Content-Length/);
     expect(await (await request(`${url}/good`)).body.text()).toBe('ok');
+  });
+
+  it('never writes a request target that could end its request line early', async () => {
+    let reached = 0;
+    const { url, results } = await setup(
+      (_req, res) => {
+        reached++;
+        res.end('ok');
+      },
+      new TenantPools(),
+      (req) => decodeURIComponent(req.url ?? '/'), // a caller that wrongly decodes the target
+    );
+    const response = await request(`${url}/databases%20x%0D%0AHost:%20evil`);
+    expect(response.statusCode).toBe(502);
+    await response.body.dump();
+    expect((results[0] as Error).message).toMatch(/refusing to forward/);
+    expect(reached).toBe(0);
   });
 });

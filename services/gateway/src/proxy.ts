@@ -57,6 +57,8 @@ export function forwarded(raw: string[], onInternal?: (name: string, value: stri
   return kept;
 }
 
+const UNSAFE_TARGET = /[\s\0]/;
+
 /** Methods a request may be sent again with (RFC 9110 §9.2.2) when it has no body. */
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'DELETE']);
 
@@ -77,6 +79,10 @@ function requestHead(
   requestId: string,
   chunked: boolean,
 ): string {
+  // The target comes from the raw request line (route-access.ts never decodes it); a caller that passed a
+  // decoded one must not be able to end our request line early.
+  if (UNSAFE_TARGET.test(path))
+    throw new Error(`refusing to forward the request target ${JSON.stringify(path)}`);
   let head = `${request.method} ${path} HTTP/1.1\r\nhost: tenant\r\nx-request-id: ${requestId}\r\n`;
   const raw = request.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
@@ -94,7 +100,12 @@ export function proxyToTenant(
   const method = request.method ?? 'GET';
   const withBody = hasBody(request);
   const chunked = withBody && request.headers['content-length'] === undefined;
-  const head = requestHead(request, target.path, target.requestId, chunked);
+  let head: string;
+  try {
+    head = requestHead(request, target.path, target.requestId, chunked);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   const mayRetry = !withBody && IDEMPOTENT.has(method);
   const outcome: ProxyOutcome = { status: 502, bytesIn: 0, bytesOut: 0, workUnits: 0 };
 
