@@ -7,7 +7,6 @@
 //   the tenant, which its ordinary requests share; at most half of them by default, so streams left open
 //   never make the tenant's other requests wait for a connection.
 // The limits are per gateway process: behind several gateways a tenant may hold that many through each.
-
 import { gatewayError, type Refusal } from './refusal.js';
 import { TENANT_POOL_MAX_SOCKETS } from './tenant-pool.js';
 

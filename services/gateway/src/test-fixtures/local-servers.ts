@@ -3,8 +3,7 @@
 // closed (connections included) and removed after that test, last started first.
 import { once } from 'node:events';
 import type http from 'node:http';
-import type net from 'node:net';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import path from 'node:path';
 import { makeTempDir } from '@rookery/testkit';
 import { afterEach } from 'vitest';
@@ -14,7 +13,7 @@ export interface LocalServers {
    * Listens on `tenant.sock` in a new temporary directory (named from `prefix`); its socket path. A plain
    * net.Server (a tenant that answers raw bytes) closes its connections by itself.
    */
-  tenant(server: http.Server | net.Server, prefix: string): Promise<string>;
+  tenant(server: http.Server | NetServer, prefix: string): Promise<string>;
   /** Listens on a free loopback port; `127.0.0.1:{port}`. */
   front(server: http.Server): Promise<string>;
   /** Runs `cleanup` after the test, before what was started ahead of it. */
@@ -28,7 +27,7 @@ export function localServers(): LocalServers {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function listen(server: http.Server | net.Server, where: string | number): Promise<void> {
+  async function listen(server: http.Server | NetServer, where: string | number): Promise<void> {
     server.listen(where);
     await once(server, 'listening');
     cleanups.push(
