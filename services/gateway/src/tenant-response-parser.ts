@@ -62,10 +62,6 @@ export class TenantResponseParser {
     this.completing = false;
   }
 
-  get idle(): boolean {
-    return this.state.kind === 'done';
-  }
-
   /** Feeds bytes read from the connection; throws TenantProtocolError on anything malformed. */
   push(data: Buffer): void {
     let rest: Buffer | null = this.pending ? Buffer.concat([this.pending, data]) : data;
