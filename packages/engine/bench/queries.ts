@@ -179,7 +179,11 @@ async function main(): Promise<void> {
         run();
         return round(performance.now() - started);
       };
-      const median = (times: number[]) => [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)] ?? 0;
+      const median = (times: number[]) =>
+        percentile(
+          [...times].sort((a, b) => a - b),
+          50,
+        );
       for (const tag of [...common, ...rare.slice(0, 8)]) {
         const q = listing(withSearch(tag, 'or'), 0);
         const sql = median([0, 1, 2].map(() => ms(() => sqlOnly.run(q))));
