@@ -57,4 +57,5 @@ export {
 } from './subscriptions/cursor.js';
 export { compileSubscriptionQuery, type SubscriptionQuery } from './subscriptions/query.js';
 export type { NewSubscription, SubscriptionRecord } from './subscriptions/record.js';
+export { SiblingWorker, type SiblingWorkerEvents } from './worker-thread.js';
 export type { DocumentChange } from './write-transaction.js';

@@ -82,7 +82,7 @@ describe('bulk insert parse thread', () => {
     thread = new BulkParseThread();
     const session = thread.open(64 * 1024);
     session.push(Buffer.from(`${line(1)}\n`));
-    await thread['worker']?.terminate();
+    await thread['thread'].running().terminate();
     expect(await drain(session)).toEqual([
       expect.objectContaining({ type: 'failed', error: expect.objectContaining({ code: 'InternalError' }) }),
     ]);

@@ -2,37 +2,27 @@
 // on the first bulk insert, multiplexes the bulk inserts in flight over it as
 // sessions, and fails every session if the thread dies (the next bulk insert
 // starts a new one).
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { SiblingWorker } from '@rookery/engine';
 import { emptyPreparedChunk, type PreparedChunk } from '@rookery/protocol';
 import { type FromParseThread, FromParseThreadSchema, type ToParseThread } from './parse-messages.js';
 
 /** What a session hands the bulk insert: chunks to store, then the end or the failure. */
 export type ParseEvent = Exclude<FromParseThread, { type: 'consumed' }>;
 
-/**
- * Worker threads run plain JavaScript: the built `parse-worker.js`, or in
- * development and tests `parse-worker.ts` through tsx's loader, registered by
- * this bootstrap inside the worker (a loader given in the worker's execArgv
- * does not apply to its entry module on Node 20).
- */
-const BOOTSTRAP = `
-const { workerData } = require('node:worker_threads');
-(async () => {
-  if (workerData.tsx) (await import(workerData.tsx)).register();
-  await import(workerData.entry);
-})().catch((error) => { setImmediate(() => { throw error; }); });
-`;
-
 export class BulkParseThread {
-  private worker: Worker | null = null;
+  // An idle parse thread never keeps the tenant process alive.
+  private readonly thread = new SiblingWorker(import.meta.url, 'parse-worker', {
+    message: (raw) => {
+      const message = FromParseThreadSchema.safeParse(raw);
+      if (message.success) this.sessions.get(message.data.session)?.receive(message.data);
+    },
+    lost: (why) => this.lost(why),
+  });
   private readonly sessions = new Map<number, BulkParseSession>();
   private nextSession = 0;
 
   open(maxDocumentBytes: number): BulkParseSession {
-    const worker = this.running();
+    const worker = this.thread.running();
     const id = this.nextSession++;
     const session = new BulkParseSession(
       id,
@@ -44,36 +34,11 @@ export class BulkParseThread {
     return session;
   }
 
-  async close(): Promise<void> {
-    const worker = this.worker;
-    this.worker = null;
-    await worker?.terminate();
+  close(): Promise<void> {
+    return this.thread.close();
   }
 
-  private running(): Worker {
-    if (this.worker) return this.worker;
-    const { entry, tsx } = workerEntry();
-    const worker = new Worker(BOOTSTRAP, {
-      eval: true,
-      workerData: { entry, tsx },
-      // In development the workspace packages resolve to their sources, as in the parent.
-      ...(tsx ? { execArgv: ['--conditions=@rookery/source'] } : {}),
-    });
-    // An idle parse thread never keeps the tenant process alive.
-    worker.unref();
-    worker.on('message', (raw: unknown) => {
-      const message = FromParseThreadSchema.safeParse(raw);
-      if (message.success) this.sessions.get(message.data.session)?.receive(message.data);
-    });
-    worker.on('error', (error) => this.lost(worker, error.message));
-    worker.on('exit', (code) => this.lost(worker, `it exited with code ${code}`));
-    this.worker = worker;
-    return worker;
-  }
-
-  private lost(worker: Worker, why: string): void {
-    if (this.worker !== worker) return;
-    this.worker = null;
+  private lost(why: string): void {
     for (const session of this.sessions.values()) {
       session.receive({
         type: 'failed',
@@ -165,15 +130,4 @@ export class BulkParseSession {
     this.post({ type: 'close', session: this.id });
     this.onClose();
   }
-}
-
-function workerEntry(): { entry: string; tsx: string | null } {
-  const here = fileURLToPath(import.meta.url);
-  const extension = path.extname(here);
-  const entry = pathToFileURL(path.join(path.dirname(here), `parse-worker${extension}`)).href;
-  if (extension !== '.ts') return { entry, tsx: null };
-  const api = createRequire(import.meta.url)
-    .resolve('tsx/esm/api')
-    .replace(/index\.cjs$/, 'index.mjs');
-  return { entry, tsx: pathToFileURL(api).href };
 }
