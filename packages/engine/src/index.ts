@@ -16,6 +16,7 @@ export {
   type IndexProgress,
   indexStatsOf,
 } from './indexing/database-indexer.js';
+export { PrepareThread } from './indexing/prepare-thread.js';
 export { SandboxError, type SandboxLimits } from './indexing/sandbox/index.js';
 export {
   type MirrorSnapshot,

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type IndexDefinition, type IndexStats, RookeryError } from '@rookery/protocol';
 import type BetterSqlite3 from 'better-sqlite3';
+import { BatchPreparer, type PreparedBatch } from './batch-preparer.js';
 import { DocumentSource } from './document-source.js';
 import {
   createIndexFile,
@@ -10,8 +11,9 @@ import {
   openIndexFile,
   readDefinition,
 } from './index-file.js';
-import { IndexWriter } from './index-writer.js';
+import { type BatchOutcome, IndexWriter } from './index-writer.js';
 import { createMapper } from './mapper.js';
+import { type Prepared, PrepareError, type PrepareRequest, type PrepareThread } from './prepare-thread.js';
 import { SandboxError, type SandboxLimits } from './sandbox/index.js';
 import {
   currentBootId,
@@ -25,6 +27,11 @@ export interface DatabaseIndexerOptions {
   /** Most documents read per batch (and per index transaction). Default 8,192. */
   batchSize?: number;
   sandbox?: Partial<SandboxLimits>;
+  /**
+   * The thread `step()` prepares batches on (one per process, shared by its
+   * databases). Without it, `step()` prepares on the calling thread.
+   */
+  prepareThread?: PrepareThread;
 }
 
 export interface IndexProgress {
@@ -41,6 +48,12 @@ interface LoadedIndex {
   file: string;
   db: BetterSqlite3.Database;
   writer: IndexWriter;
+  /** The definition as JSON: the key of the index's preparer on the prepare thread. */
+  definitionJson: string;
+  /** Preparation on this thread (`runOnce`), started on first use. */
+  preparer: BatchPreparer | null;
+  /** The next batch, being prepared on the prepare thread while this one is written. */
+  prefetch: { afterEtag: number; prepared: Promise<Prepared> } | null;
 }
 
 /**
@@ -54,12 +67,15 @@ export class DatabaseIndexer {
   private readonly batchSize: number;
   private readonly directory: string;
   private readonly bootId = currentBootId();
+  private readonly docsFile: string;
+  private closed = false;
 
   constructor(
     databaseDirectory: string,
     private readonly options: DatabaseIndexerOptions = {},
   ) {
-    this.source = new DocumentSource(path.join(databaseDirectory, 'docs.db'));
+    this.docsFile = path.join(databaseDirectory, 'docs.db');
+    this.source = new DocumentSource(this.docsFile);
     this.batchSize = options.batchSize ?? 8_192;
     this.directory = path.join(databaseDirectory, INDEXES_DIRECTORY);
     fs.mkdirSync(this.directory, { recursive: true });
@@ -122,8 +138,8 @@ export class DatabaseIndexer {
   }
 
   /**
-   * Runs at most one batch per index that is behind. Returns the progress
-   * made (empty when every index is up to date).
+   * Runs at most one batch per index that is behind, preparing it on this
+   * thread. Returns the progress made (empty when every index is up to date).
    */
   runOnce(): IndexProgress[] {
     const progress: IndexProgress[] = [];
@@ -131,27 +147,95 @@ export class DatabaseIndexer {
     for (const loaded of this.indexes.values()) {
       const from = loaded.writer.lastEtag;
       if (from >= lastEtag) continue;
-      try {
-        const batch = this.source.readBatch(loaded.writer.collections, from, this.batchSize, {
-          includeArchived: loaded.writer.definition.IncludeArchived === true,
-        });
-        const outcome = loaded.writer.apply(batch);
-        progress.push({
-          index: loaded.name,
-          lastEtag: outcome.upToEtag,
-          documents: outcome.documents,
-          removed: outcome.removed,
-          errors: outcome.errors,
-        });
-      } catch (error) {
-        // Never silently dropped: the error is in the index's stats and the batch is retried later.
-        const message =
-          error instanceof SandboxError ? error.message : `indexing failed: ${(error as Error).message}`;
-        loaded.writer.recordError(null, message);
-        progress.push({ index: loaded.name, lastEtag: from, documents: 0, removed: 0, errors: 1 });
-      }
+      progress.push(
+        this.advance(loaded, from, () => {
+          loaded.preparer ??= new BatchPreparer(loaded.writer.definition, this.options.sandbox);
+          const batch = this.source.readBatch(loaded.preparer.collections, from, this.batchSize, {
+            includeArchived: loaded.writer.definition.IncludeArchived === true,
+          });
+          return loaded.preparer.prepare(batch);
+        }),
+      );
     }
     return progress;
+  }
+
+  /**
+   * Like `runOnce`, with batches prepared on the prepare thread (when given):
+   * while a batch is written here, the next one of the same index is already
+   * being read and mapped there, so the two cores work at once.
+   */
+  async step(): Promise<IndexProgress[]> {
+    const thread = this.options.prepareThread;
+    if (!thread) return this.runOnce();
+    const progress: IndexProgress[] = [];
+    const lastEtag = this.source.lastEtag();
+    for (const loaded of [...this.indexes.values()]) {
+      const from = loaded.writer.lastEtag;
+      if (from >= lastEtag) continue;
+      const prefetched = loaded.prefetch?.afterEtag === from ? loaded.prefetch.prepared : null;
+      loaded.prefetch = null;
+      let prepared: Prepared;
+      try {
+        prepared = await (prefetched ?? thread.prepare(this.prepareRequest(loaded, from)));
+      } catch (error) {
+        if (this.isCurrent(loaded, from)) progress.push(this.failed(loaded, from, error as Error));
+        continue;
+      }
+      // The index may have been replaced, reset or closed while the batch was prepared.
+      if (!this.isCurrent(loaded, from)) continue;
+      if (prepared.more) {
+        const next = thread.prepare(this.prepareRequest(loaded, prepared.batch.upToEtag));
+        next.catch(() => undefined); // a failure is reported when the batch is taken, if it still is
+        loaded.prefetch = { afterEtag: prepared.batch.upToEtag, prepared: next };
+      }
+      progress.push(this.advance(loaded, from, () => prepared.batch));
+    }
+    return progress;
+  }
+
+  /** Prepares (through `prepare`) and writes one batch; a failure is recorded in the index's errors. */
+  private advance(loaded: LoadedIndex, from: number, prepare: () => PreparedBatch): IndexProgress {
+    let outcome: BatchOutcome;
+    try {
+      outcome = loaded.writer.write(prepare());
+    } catch (error) {
+      return this.failed(loaded, from, error as Error);
+    }
+    return {
+      index: loaded.name,
+      lastEtag: outcome.upToEtag,
+      documents: outcome.documents,
+      removed: outcome.removed,
+      errors: outcome.errors,
+    };
+  }
+
+  /** Never silently dropped: the error goes into the index's stats and the batch is retried later. */
+  private failed(loaded: LoadedIndex, from: number, error: Error): IndexProgress {
+    const tenantCode = error instanceof SandboxError || (error instanceof PrepareError && error.sandbox);
+    loaded.writer.recordError(null, tenantCode ? error.message : `indexing failed: ${error.message}`);
+    return { index: loaded.name, lastEtag: from, documents: 0, removed: 0, errors: 1 };
+  }
+
+  /** False once the index was replaced, reset, deleted or moved on, or the indexer closed. */
+  private isCurrent(loaded: LoadedIndex, from: number): boolean {
+    return (
+      !this.closed &&
+      this.indexes.get(loaded.name.toLowerCase()) === loaded &&
+      loaded.writer.lastEtag === from
+    );
+  }
+
+  private prepareRequest(loaded: LoadedIndex, afterEtag: number): PrepareRequest {
+    return {
+      docsFile: this.docsFile,
+      definition: loaded.definitionJson,
+      afterEtag,
+      limit: this.batchSize,
+      includeArchived: loaded.writer.definition.IncludeArchived === true,
+      ...(this.options.sandbox ? { sandbox: this.options.sandbox } : {}),
+    };
   }
 
   /** Runs batches until every index has caught up with the database (tests and rebuilds). */
@@ -169,9 +253,11 @@ export class DatabaseIndexer {
   }
 
   close(): void {
+    this.closed = true;
     for (const loaded of this.indexes.values()) this.unload(loaded);
     this.indexes.clear();
     this.source.close();
+    this.options.prepareThread?.forget(this.docsFile, null);
   }
 
   private load(file: string): void {
@@ -185,8 +271,16 @@ export class DatabaseIndexer {
     try {
       const definition = readDefinition(db);
       if (this.bootId !== null) markWriterOpen(file, this.bootId, definition);
-      const writer = new IndexWriter(db, definition, () => createMapper(definition, this.options.sandbox));
-      this.indexes.set(definition.Name.toLowerCase(), { name: definition.Name, file, db, writer });
+      const writer = new IndexWriter(db, definition, this.options.sandbox);
+      this.indexes.set(definition.Name.toLowerCase(), {
+        name: definition.Name,
+        file,
+        db,
+        writer,
+        definitionJson: JSON.stringify(definition),
+        preparer: null,
+        prefetch: null,
+      });
     } catch (error) {
       db.close();
       throw error;
@@ -195,6 +289,9 @@ export class DatabaseIndexer {
 
   /** Closes an index cleanly: everything is with the OS, so its file can be trusted after any later crash. */
   private unload(loaded: LoadedIndex): void {
+    loaded.prefetch = null;
+    loaded.preparer?.dispose();
+    this.options.prepareThread?.forget(this.docsFile, loaded.definitionJson);
     loaded.writer.close();
     loaded.db.close();
     markWriterClosed(loaded.file);

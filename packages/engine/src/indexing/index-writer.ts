@@ -1,10 +1,12 @@
 import type { IndexDefinition } from '@rookery/protocol';
 import type BetterSqlite3 from 'better-sqlite3';
-import type { SourceBatch, SourceDocument } from './document-source.js';
-import { asSpatialPoint, type TermValue, termOf } from './field-values.js';
-import { exactFieldsOf, FieldRegistry, searchFieldsOf } from './index-file.js';
-import type { IndexEntry, MapOutcome, Mapper } from './mapper.js';
-import { TermBuffer } from './term-buffer.js';
+import type { MapResultRow, PreparedBatch } from './batch-preparer.js';
+import { type EntryRows, EntryRowsBuilder } from './entry-rows.js';
+import { NULL_TERM, type TermValue } from './field-values.js';
+import { FieldRegistry, searchFieldsOf } from './index-file.js';
+import { createMapper, type IndexEntry, type Mapper } from './mapper.js';
+import type { SandboxLimits } from './sandbox/index.js';
+import type { SortedTerms } from './term-buffer.js';
 
 const MAX_STORED_ERRORS = 500;
 /** Terms are inserted this many rows per statement: one call into SQLite instead of 64. */
@@ -20,47 +22,44 @@ export interface BatchOutcome {
   upToEtag: number;
 }
 
-interface TermDelta {
-  field: number;
-  value: TermValue;
-  delta: number;
-}
-
 /**
- * Applies batches of changed documents to one index file, each in one
- * transaction: old entries of every changed document are removed in one
- * sorted pass, new entries are inserted, term counters are adjusted once per
- * batch, affected groups are re-reduced, and the index's etag moves on.
+ * Applies prepared batches (see batch-preparer.ts) to one index file, each
+ * in one transaction: old entries of every changed document are removed in
+ * one sorted pass, new entries and their terms are inserted in key order,
+ * term counters are adjusted once per batch, affected groups are re-reduced,
+ * and the index's etag moves on. Only SQLite work happens here: mapping and
+ * building rows was done before, possibly on another thread.
  */
 export class IndexWriter {
   readonly definition: IndexDefinition;
   private readonly fields: FieldRegistry;
-  private readonly searchFields: string[];
-  private readonly exactFields: Set<string>;
   private readonly s;
-  private deltas = new Map<string, TermDelta>();
-  /** The batch's new terms, written in key order before anything reads or deletes terms. */
-  private readonly pendingTerms = new TermBuffer();
+  /** Term counter changes of the batch, per field id and value (the null term is the one NULL_TERM key). */
+  private readonly deltas = new Map<number, Map<TermValue, number>>();
   private readonly insertTerms: BetterSqlite3.Statement;
   private entryDelta = 0;
+  /** A map/reduce index's reduce (tenant code: in a sandbox for JavaScript), started on first use. */
+  private reducer: Mapper | null = null;
+  private readonly reduceRows: EntryRowsBuilder;
+  private readonly searchColumns: number;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
     definition: IndexDefinition,
-    private readonly mapperFactory: () => Mapper,
-    private mapper: Mapper = mapperFactory(),
+    private readonly limits?: Partial<SandboxLimits>,
   ) {
     this.definition = definition;
     this.fields = new FieldRegistry(db, true);
-    this.searchFields = searchFieldsOf(definition);
-    this.exactFields = exactFieldsOf(definition);
-    const hasFts = this.searchFields.length > 0;
+    this.reduceRows = new EntryRowsBuilder(definition);
+    const searchFields = searchFieldsOf(definition);
+    this.searchColumns = searchFields.length;
     this.insertTerms = db.prepare(
       `INSERT OR IGNORE INTO terms (field, value, entry) VALUES ${Array(TERM_ROWS_PER_INSERT).fill('(?, ?, ?)').join(', ')}`,
     );
     this.s = {
       getMeta: db.prepare<[string], { value: number | string }>('SELECT value FROM meta WHERE key = ?'),
       setMeta: db.prepare<[number | string, string]>('UPDATE meta SET value = ? WHERE key = ?'),
+      nextEntryId: db.prepare<[], { id: number }>('SELECT coalesce(max(id), 0) + 1 AS id FROM entries'),
       entriesOf: db.prepare<[string], { id: number }>('SELECT id FROM entries WHERE source = ?'),
       termsOf: db.prepare<[number], { field: number; value: TermValue }>(
         'SELECT field, value FROM terms WHERE entry = ?',
@@ -70,9 +69,9 @@ export class IndexWriter {
       ),
       deleteEntry: db.prepare<[number]>('DELETE FROM entries WHERE id = ?'),
       deleteSpatial: db.prepare<[number]>('DELETE FROM spatial WHERE entry = ?'),
-      deleteFts: hasFts ? db.prepare<[number]>('DELETE FROM fts WHERE rowid = ?') : null,
-      insertEntry: db.prepare<[string, string | null, string | null]>(
-        'INSERT INTO entries (source, doc_id, stored) VALUES (?, ?, ?)',
+      deleteFts: searchFields.length > 0 ? db.prepare<[number]>('DELETE FROM fts WHERE rowid = ?') : null,
+      insertEntry: db.prepare<[number, string, string | null, string | null]>(
+        'INSERT INTO entries (id, source, doc_id, stored) VALUES (?, ?, ?, ?)',
       ),
       insertTerm: db.prepare<[number, TermValue, number]>(
         'INSERT OR IGNORE INTO terms (field, value, entry) VALUES (?, ?, ?)',
@@ -80,12 +79,13 @@ export class IndexWriter {
       insertSpatial: db.prepare<[number, number, number, number]>(
         'INSERT INTO spatial (entry, field, lat, lng) VALUES (?, ?, ?, ?)',
       ),
-      insertFts: hasFts
-        ? db.prepare(
-            `INSERT INTO fts (rowid, ${this.searchFields.map((_, i) => `c${i}`).join(', ')})
-             VALUES (?${', ?'.repeat(this.searchFields.length)})`,
-          )
-        : null,
+      insertFts:
+        searchFields.length > 0
+          ? db.prepare(
+              `INSERT INTO fts (rowid, ${searchFields.map((_, i) => `c${i}`).join(', ')})
+               VALUES (?${', ?'.repeat(searchFields.length)})`,
+            )
+          : null,
       addCount: db.prepare<[number, TermValue, number]>(
         `INSERT INTO term_counts (field, value, count) VALUES (?, ?, ?)
          ON CONFLICT (field, value) DO UPDATE SET count = count + excluded.count`,
@@ -116,35 +116,17 @@ export class IndexWriter {
     return Number(this.s.getMeta.get('last_etag')?.value ?? 0);
   }
 
-  get collections(): readonly string[] | null {
-    return this.mapper.collections;
-  }
-
-  /** Applies one batch read from the database; returns what it did. */
-  apply(batch: SourceBatch): BatchOutcome {
-    // Mapping runs before the transaction: a slow map never holds the index's write lock.
-    const mapped = this.mapDocuments(batch.documents);
+  /** Stores one prepared batch; returns what it did. */
+  write(batch: PreparedBatch): BatchOutcome {
     let entriesWritten = 0;
     const run = this.db.transaction(() => {
-      const sources = [
-        ...new Set([...batch.documents.map((d) => d.key), ...batch.tombstones.map((t) => t.key)]),
-      ];
-      sources.sort();
-      if (this.mapper.hasReduce) entriesWritten = this.applyReduce(sources, batch.documents, mapped.outcomes);
+      if (batch.mapResults) entriesWritten = this.applyReduce(batch.sources, batch.mapResults);
       else {
-        this.removeEntriesOf(sources);
-        batch.documents.forEach((doc, i) => {
-          const outcome = mapped.outcomes[i];
-          if (outcome?.ok) {
-            for (const entry of outcome.entries) {
-              this.writeEntry(doc.key, doc.id, entry, null);
-              entriesWritten++;
-            }
-          }
-        });
+        this.removeEntriesOf(batch.sources);
+        if (batch.entries) entriesWritten = this.writeEntries(batch.entries);
       }
-      for (const e of mapped.errors) this.s.insertError.run(Date.now(), e.document, e.error);
-      if (mapped.errors.length > 0) this.s.trimErrors.run();
+      for (const e of batch.errors) this.s.insertError.run(Date.now(), e.document, e.error);
+      if (batch.errors.length > 0) this.s.trimErrors.run();
       this.flushCounts();
       this.s.setMeta.run(batch.upToEtag, 'last_etag');
     });
@@ -153,17 +135,17 @@ export class IndexWriter {
     } catch (error) {
       // Field ids given inside the rolled-back transaction do not exist any more.
       this.deltas.clear();
-      this.pendingTerms.clear();
       this.entryDelta = 0;
+      this.reduceRows.take();
       this.fields.forget();
       this.fields.reload();
       throw error;
     }
     return {
-      documents: batch.documents.length,
-      removed: batch.tombstones.length,
+      documents: batch.documents,
+      removed: batch.removed,
       entriesWritten,
-      errors: mapped.errors.length,
+      errors: batch.errors.length,
       upToEtag: batch.upToEtag,
     };
   }
@@ -175,55 +157,11 @@ export class IndexWriter {
   }
 
   close(): void {
-    this.mapper.dispose();
+    this.reducer?.dispose();
+    this.reducer = null;
   }
 
-  // ---- mapping ---------------------------------------------------------------
-
-  private mapDocuments(documents: readonly SourceDocument[]): {
-    outcomes: MapOutcome[];
-    errors: { document: string; error: string }[];
-  } {
-    const outcomes: MapOutcome[] = new Array(documents.length);
-    const byCollection = new Map<string, number[]>();
-    documents.forEach((d, i) => {
-      const list = byCollection.get(d.collection);
-      if (list) list.push(i);
-      else byCollection.set(d.collection, [i]);
-    });
-    for (const [collection, positions] of byCollection) {
-      const docs = positions.map((i) => documents[i]!.doc);
-      let results: MapOutcome[];
-      try {
-        results = this.mapper.map(collection, docs);
-      } catch {
-        // A limit was hit somewhere in the batch: find the culprit document by mapping one at a time.
-        results = docs.map((doc) => this.mapOne(collection, doc));
-      }
-      positions.forEach((docIndex, j) => {
-        outcomes[docIndex] = results[j] ?? { ok: false, error: 'the map returned no result' };
-      });
-    }
-    const errors: { document: string; error: string }[] = [];
-    documents.forEach((d, i) => {
-      const outcome = outcomes[i];
-      if (outcome && !outcome.ok) errors.push({ document: d.id, error: outcome.error });
-    });
-    return { outcomes, errors };
-  }
-
-  private mapOne(collection: string, doc: Record<string, unknown>): MapOutcome {
-    try {
-      return this.mapper.map(collection, [doc])[0] ?? { ok: false, error: 'the map returned no result' };
-    } catch (error) {
-      // A memory limit disposes the sandbox: start a fresh one for the next documents.
-      this.mapper.dispose();
-      this.mapper = this.mapperFactory();
-      return { ok: false, error: (error as Error).message };
-    }
-  }
-
-  // ---- map indexes -----------------------------------------------------------
+  // ---- entries ---------------------------------------------------------------
 
   private removeEntriesOf(sources: readonly string[]): void {
     const entries: number[] = [];
@@ -231,24 +169,9 @@ export class IndexWriter {
     this.removeEntries(entries);
   }
 
-  /** Writes the buffered terms in key order, TERM_ROWS_PER_INSERT rows per statement. */
-  private flushTerms(): void {
-    const chunk: (number | TermValue)[] = [];
-    this.pendingTerms.drain((field, value, entry) => {
-      chunk.push(field, value, entry);
-      if (chunk.length === TERM_ROWS_PER_INSERT * 3) {
-        this.insertTerms.run(...chunk);
-        chunk.length = 0;
-      }
-    });
-    for (let i = 0; i < chunk.length; i += 3)
-      this.s.insertTerm.run(chunk[i] as number, chunk[i + 1]!, chunk[i + 2] as number);
-  }
-
   /** Removes entries and their terms: all (field, value, entry) keys gathered, sorted, deleted in one pass. */
   private removeEntries(entries: number[]): void {
     if (entries.length === 0) return;
-    this.flushTerms();
     entries.sort((a, b) => a - b);
     const doomed: { field: number; value: TermValue; entry: number }[] = [];
     for (const entry of entries) {
@@ -265,53 +188,87 @@ export class IndexWriter {
     }
   }
 
-  private writeEntry(source: string, docId: string | null, entry: IndexEntry, stored: string | null): void {
-    const entryId = Number(this.s.insertEntry.run(source, docId, stored).lastInsertRowid);
-    this.entryDelta++;
-    const texts: (string | null)[] | null =
-      this.searchFields.length > 0 ? this.searchFields.map(() => null) : null;
-    for (const [name, raw] of Object.entries(entry)) {
-      const searchColumn = texts ? this.searchFields.indexOf(name) : -1;
-      if (texts && searchColumn >= 0) {
-        texts[searchColumn] = textOf(raw);
-        continue;
+  /** Inserts prepared entries after the last entry id; returns how many. */
+  private writeEntries(rows: EntryRows): number {
+    const count = rows.sources.length;
+    if (count === 0) return 0;
+    const first = this.s.nextEntryId.get()!.id;
+    const columns = this.searchColumns;
+    const texts = new Array<string | null>(columns);
+    for (let i = 0; i < count; i++) {
+      this.s.insertEntry.run(first + i, rows.sources[i]!, rows.docIds[i]!, rows.stored[i]!);
+      if (!this.s.insertFts) continue;
+      let any = false;
+      for (let c = 0; c < columns; c++) {
+        texts[c] = rows.texts[i * columns + c] ?? null;
+        if (texts[c] !== null) any = true;
       }
-      const field = this.fields.ensure(name);
-      const exact = this.exactFields.has(name);
-      const values = Array.isArray(raw) ? raw.flat(8) : [raw];
-      const seen = new Set<TermValue>();
-      for (const value of values.length === 0 ? [null] : values) {
-        const point = asSpatialPoint(value);
-        if (point) {
-          this.s.insertSpatial.run(entryId, field, point.lat, point.lng);
-          continue;
-        }
-        const term = termOf(value, exact);
-        if (term === undefined) continue;
-        const dedupeKey = Buffer.isBuffer(term) ? '\u0000null' : term;
-        if (seen.has(dedupeKey)) continue;
-        seen.add(dedupeKey);
-        this.pendingTerms.add(field, term, entryId);
-        this.countDelta(field, term, 1);
-      }
+      if (any) this.s.insertFts.run(first + i, ...texts);
     }
-    if (texts && this.s.insertFts && texts.some((t) => t !== null)) this.s.insertFts.run(entryId, ...texts);
+    for (const p of rows.points)
+      this.s.insertSpatial.run(first + p.entry, this.fields.ensure(p.field), p.lat, p.lng);
+    // Fields in id order, so the rows of the whole batch reach the terms B-tree in key order.
+    const fields = rows.terms.map((terms) => ({ id: this.fields.ensure(terms.field), terms }));
+    fields.sort((a, b) => a.id - b.id);
+    for (const { id, terms } of fields) this.insertFieldTerms(id, terms, first);
+    this.entryDelta += count;
+    return count;
   }
 
+  /**
+   * Inserts one field's sorted terms, TERM_ROWS_PER_INSERT rows per
+   * statement, and counts them on the way: in key order the rows of one term
+   * are a run, so its counter changes by the run's length (one update per
+   * distinct term, not per row).
+   */
+  private insertFieldTerms(field: number, terms: SortedTerms, first: number): void {
+    const chunk: (number | TermValue)[] = [];
+    const push = (value: TermValue, entry: number) => {
+      chunk.push(field, value, first + entry);
+      if (chunk.length === TERM_ROWS_PER_INSERT * 3) {
+        this.insertTerms.run(chunk);
+        chunk.length = 0;
+      }
+    };
+    const insertSorted = (values: ArrayLike<number | string>, entries: Uint32Array) => {
+      let runStart = 0;
+      for (let i = 0; i < values.length; i++) {
+        const value = values[i]!;
+        push(value, entries[i]!);
+        if (i + 1 === values.length || values[i + 1] !== value) {
+          this.countDelta(field, value, i + 1 - runStart);
+          runStart = i + 1;
+        }
+      }
+    };
+    insertSorted(terms.numbers, terms.numberEntries);
+    insertSorted(terms.strings, terms.stringEntries);
+    for (const entry of terms.nullEntries) push(NULL_TERM, entry);
+    if (terms.nullEntries.length > 0) this.countDelta(field, NULL_TERM, terms.nullEntries.length);
+    for (let i = 0; i < chunk.length; i += 3)
+      this.s.insertTerm.run(field, chunk[i + 1]!, chunk[i + 2] as number);
+  }
+
+  /** Adds to a term's pending counter change (an inserted term adds, a removed one subtracts). */
   private countDelta(field: number, value: TermValue, delta: number): void {
-    const key = `${field}:${typeof value === 'number' ? `n${value}` : Buffer.isBuffer(value) ? 'b' : `s${value}`}`;
-    const known = this.deltas.get(key);
-    if (known) known.delta += delta;
-    else this.deltas.set(key, { field, value, delta });
+    // The null term is the only blob; rows read back from SQLite carry their own copy of it.
+    const key = Buffer.isBuffer(value) ? NULL_TERM : value;
+    let values = this.deltas.get(field);
+    if (!values) {
+      values = new Map();
+      this.deltas.set(field, values);
+    }
+    values.set(key, (values.get(key) ?? 0) + delta);
   }
 
   /** Counters once per batch: one upsert per distinct term touched, however many entries touched it. */
   private flushCounts(): void {
-    this.flushTerms();
-    for (const d of this.deltas.values()) {
-      if (d.delta === 0) continue;
-      this.s.addCount.run(d.field, d.value, d.delta);
-      if (d.delta < 0) this.s.dropEmptyCount.run(d.field, d.value);
+    for (const [field, values] of this.deltas) {
+      for (const [value, delta] of values) {
+        if (delta === 0) continue;
+        this.s.addCount.run(field, value, delta);
+        if (delta < 0) this.s.dropEmptyCount.run(field, value);
+      }
     }
     this.deltas.clear();
     if (this.entryDelta !== 0) {
@@ -322,27 +279,17 @@ export class IndexWriter {
 
   // ---- map/reduce ------------------------------------------------------------
 
-  private applyReduce(
-    sources: readonly string[],
-    documents: readonly SourceDocument[],
-    outcomes: readonly MapOutcome[],
-  ): number {
+  private applyReduce(sources: readonly string[], mapResults: readonly MapResultRow[]): number {
     const affected = new Set<string>();
     for (const source of sources) {
       for (const row of this.s.mapResultKeysOf.all(source)) affected.add(row.reduce_key);
       this.s.deleteMapResults.run(source);
     }
-    documents.forEach((doc, i) => {
-      const outcome = outcomes[i];
-      if (!outcome?.ok || outcome.entries.length === 0) return;
-      const keys = this.mapper.reduceKeys(outcome.entries);
-      outcome.entries.forEach((entry, j) => {
-        const key = keys[j];
-        if (key === undefined) return;
-        this.s.insertMapResult.run(doc.key, key, JSON.stringify(entry));
-        affected.add(key);
-      });
-    });
+    for (const row of mapResults) {
+      this.s.insertMapResult.run(row.source, row.key, row.value);
+      affected.add(row.key);
+    }
+    this.reducer ??= createMapper(this.definition, this.limits);
     const keys = [...affected].sort();
     let written = 0;
     for (let i = 0; i < keys.length; i += REDUCE_CHUNK) {
@@ -351,23 +298,16 @@ export class IndexWriter {
         this.s.mapResultsOfKey.all(key).map((r) => JSON.parse(r.value) as IndexEntry),
       );
       const live = chunk.filter((_, j) => (groups[j]?.length ?? 0) > 0);
-      const results = this.mapper.reduce(groups.filter((g) => g.length > 0));
+      const results = this.reducer.reduce(groups.filter((g) => g.length > 0));
       this.removeEntriesOf(chunk.map((key) => `r:${key}`));
       live.forEach((key, j) => {
         const result = results[j];
-        if (!result) return;
-        this.writeEntry(`r:${key}`, null, result, JSON.stringify(result));
-        written++;
+        if (result) this.reduceRows.add(`r:${key}`, null, result, JSON.stringify(result));
       });
+      written += this.writeEntries(this.reduceRows.take());
     }
     return written;
   }
-}
-
-function textOf(raw: unknown): string | null {
-  const parts = (Array.isArray(raw) ? raw.flat(8) : [raw]).filter((v) => v !== null && v !== undefined);
-  if (parts.length === 0) return null;
-  return parts.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join('\n');
 }
 
 /** SQLite's order of values: numbers < text < blobs. */

@@ -3,17 +3,19 @@
 // the tenant's databases and keeps them up to date from docs.db, so indexing
 // never runs on the tenant's request path (and tenant JavaScript in index
 // definitions runs in sandboxes here, not in the process serving requests).
-import { DatabaseIndexer } from '@rookery/engine';
+import { DatabaseIndexer, PrepareThread } from '@rookery/engine';
 import { RookeryError } from '@rookery/protocol';
 import pino from 'pino';
 import { type FromIndexer, type ToIndexer, ToIndexerSchema } from './messages.js';
 
 const log = pino({ level: process.env.ROOKERY_LOG_LEVEL ?? 'info', base: { service: 'indexer' } });
+/** Batches are read and mapped on this thread while the process's own thread writes the one before. */
+const prepareThread = new PrepareThread();
 const indexers = new Map<string, DatabaseIndexer>();
 const pending = new Set<string>();
 /** Databases whose last batch failed: retried after a pause instead of in a hot loop. */
 const backingOff = new Set<string>();
-let scheduled = false;
+let working = false;
 
 const POLL_MS = 1_000;
 const BACKOFF_MS = 1_000;
@@ -27,36 +29,46 @@ function send(message: FromIndexer): void {
 function schedule(db: string): void {
   if (backingOff.has(db)) return;
   pending.add(db);
-  if (scheduled) return;
-  scheduled = true;
-  setImmediate(work);
+  if (working) return;
+  working = true;
+  setImmediate(() => void work());
 }
 
-/** One batch per index per database per turn, so one big index never starves the others (or IPC). */
-function work(): void {
-  scheduled = false;
-  for (const db of [...pending]) {
-    const indexer = indexers.get(db);
-    if (!indexer) {
-      pending.delete(db);
-      continue;
+/**
+ * Turns over the databases with work: one batch per index per database per
+ * turn, so one big index never starves the others (or IPC, which is served
+ * while a batch is being prepared).
+ */
+async function work(): Promise<void> {
+  try {
+    while (pending.size > 0) {
+      for (const db of [...pending]) {
+        const indexer = indexers.get(db);
+        if (!indexer) {
+          pending.delete(db);
+          continue;
+        }
+        const progress = await indexer.step();
+        // The database may have been closed or reopened while the batch was prepared.
+        if (indexers.get(db) !== indexer) continue;
+        for (const p of progress) send({ type: 'progress', db, ...p });
+        if (progress.length === 0) pending.delete(db);
+        else if (progress.every((p) => p.documents === 0 && p.errors > 0)) {
+          pending.delete(db);
+          backingOff.add(db);
+          log.warn({ db, indexes: progress.map((p) => p.index) }, 'indexing failed; retrying in a second');
+          setTimeout(() => {
+            backingOff.delete(db);
+            schedule(db);
+          }, BACKOFF_MS).unref();
+        }
+      }
+      await new Promise((resolve) => setImmediate(resolve));
     }
-    const progress = indexer.runOnce();
-    for (const p of progress) send({ type: 'progress', db, ...p });
-    if (progress.length === 0) pending.delete(db);
-    else if (progress.every((p) => p.documents === 0 && p.errors > 0)) {
-      pending.delete(db);
-      backingOff.add(db);
-      log.warn({ db, indexes: progress.map((p) => p.index) }, 'indexing failed; retrying in a second');
-      setTimeout(() => {
-        backingOff.delete(db);
-        schedule(db);
-      }, BACKOFF_MS).unref();
-    }
-  }
-  if (pending.size > 0) {
-    scheduled = true;
-    setImmediate(work);
+  } catch (error) {
+    log.error({ err: error }, 'indexing stopped unexpectedly; the next nudge or poll starts it again');
+  } finally {
+    working = false;
   }
 }
 
@@ -64,7 +76,7 @@ function handle(message: ToIndexer): unknown {
   switch (message.type) {
     case 'open': {
       indexers.get(message.db)?.close();
-      indexers.set(message.db, new DatabaseIndexer(message.directory));
+      indexers.set(message.db, new DatabaseIndexer(message.directory, { prepareThread }));
       schedule(message.db);
       return null;
     }
