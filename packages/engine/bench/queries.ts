@@ -17,6 +17,10 @@
 // D and --docs reuses them and only measures queries (indexing figures are
 // then 0): for working on query code without rebuilding 1M documents.
 //
+// --inline also builds both indexes again with every batch prepared on the
+// indexing thread (the code before the prepare thread), after the measured
+// builds, and adds index_*_inline_docs_per_s: a side-by-side ratio in one run.
+//
 // Stages go to stderr; the last stdout line is one JSON object.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -26,6 +30,7 @@ import type { IndexDefinition } from '@rookery/protocol';
 import { Database } from '../src/database.js';
 import { DatabaseIndexer } from '../src/indexing/database-indexer.js';
 import { INDEXES_DIRECTORY, indexFileName } from '../src/indexing/index-file.js';
+import { PrepareThread } from '../src/indexing/prepare-thread.js';
 import { IndexReader } from '../src/query/index-reader.js';
 import type { IndexQuery, Predicate } from '../src/query/plan.js';
 
@@ -37,6 +42,7 @@ const DOCS = arg('docs', 1_000_000);
 const SEED = arg('seed', 1);
 const ITERATIONS = arg('iterations', 300);
 const CHUNK = 5_000;
+const INLINE = process.argv.includes('--inline');
 const KEEP_DIR = (() => {
   const i = process.argv.indexOf('--dir');
   return i === -1 ? null : path.resolve(process.argv[i + 1] ?? '');
@@ -84,8 +90,17 @@ function measure(name: string, run: (i: number) => unknown): { p50: number; p99:
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
 
+interface Built {
+  mapRate: number;
+  reduceRate: number;
+  /** With --inline: the same builds with batches prepared on the indexing thread. */
+  mapInlineRate: number | null;
+  reduceInlineRate: number | null;
+  ids: string[];
+}
+
 /** Inserts the documents and builds both indexes in `dir`; the ids are a sample of PackageIds to query. */
-async function buildDatabase(dir: string): Promise<{ mapRate: number; reduceRate: number; ids: string[] }> {
+async function buildDatabase(dir: string): Promise<Built> {
   const db = Database.create(dir, 'nuget');
   log(`inserting ${DOCS.toLocaleString('en')} package versions`);
   const ids: string[] = [];
@@ -102,47 +117,55 @@ async function buildDatabase(dir: string): Promise<{ mapRate: number; reduceRate
   if (chunk.length > 0) await db.insertMany(chunk);
   await db.close();
 
-  const indexer = new DatabaseIndexer(dir, { batchSize: 16_384 });
-  const build = (definition: IndexDefinition) => {
-    indexer.put(definition);
+  // As the indexer process runs it: batches read and mapped on a second thread while the last one is written.
+  const prepareThread = new PrepareThread();
+  const indexer = new DatabaseIndexer(dir, { batchSize: 16_384, prepareThread });
+  const build = async (definition: IndexDefinition, inline = false) => {
+    if (!indexer.reset(definition.Name)) indexer.put(definition);
+    const how = inline ? ' (prepared inline)' : '';
     const started = performance.now();
     let done = 0;
     for (;;) {
-      const progress = indexer.runOnce();
+      const progress = inline ? indexer.runOnce() : await indexer.step();
       if (progress.length === 0) break;
       done += progress.reduce((sum, p) => sum + p.documents, 0);
-      if (done % 163_840 < 16_384) log(`${definition.Name}: ${done.toLocaleString('en')} documents`);
+      if (done % 163_840 < 16_384) log(`${definition.Name}${how}: ${done.toLocaleString('en')} documents`);
     }
     const seconds = (performance.now() - started) / 1000;
     const rate = Math.round(DOCS / seconds);
-    log(`${definition.Name}: ${rate.toLocaleString('en')} docs/s (${seconds.toFixed(1)} s)`);
+    log(`${definition.Name}${how}: ${rate.toLocaleString('en')} docs/s (${seconds.toFixed(1)} s)`);
     return rate;
   };
-  const mapRate = build(mapIndex);
-  const reduceRate = build(searchIndex);
+  // With --inline, each index is built a second time right after, the old way, for a ratio in one run.
+  const mapRate = await build(mapIndex);
+  const mapInlineRate = INLINE ? await build(mapIndex, true) : null;
+  const reduceRate = await build(searchIndex);
+  const reduceInlineRate = INLINE ? await build(searchIndex, true) : null;
   for (const name of indexer.names) {
     const errors = indexer.stats(name)?.ErrorsCount ?? 0;
     if (errors > 0) throw new Error(`${name} has ${errors} indexing errors`);
   }
   indexer.close();
-  return { mapRate, reduceRate, ids };
+  await prepareThread.close();
+  return { mapRate, reduceRate, mapInlineRate, reduceInlineRate, ids };
 }
 
 async function main(): Promise<void> {
   const dir = KEEP_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'rookery-bench-queries-'));
   const built = path.join(dir, `bench-${DOCS}-${SEED}.json`);
   try {
-    let figures: { mapRate: number; reduceRate: number; ids: string[] };
+    let figures: Built;
     if (KEEP_DIR && fs.existsSync(built)) {
       log(`reusing the database in ${dir}`);
-      figures = { mapRate: 0, reduceRate: 0, ids: JSON.parse(fs.readFileSync(built, 'utf8')) as string[] };
+      const ids = JSON.parse(fs.readFileSync(built, 'utf8')) as string[];
+      figures = { mapRate: 0, reduceRate: 0, mapInlineRate: null, reduceInlineRate: null, ids };
     } else {
       if (KEEP_DIR) fs.rmSync(dir, { recursive: true, force: true });
       fs.mkdirSync(dir, { recursive: true });
       figures = await buildDatabase(dir);
       fs.writeFileSync(built, JSON.stringify(figures.ids));
     }
-    const { mapRate, reduceRate, ids } = figures;
+    const { mapRate, reduceRate, mapInlineRate, reduceInlineRate, ids } = figures;
 
     const open = (name: string) => new IndexReader(path.join(dir, INDEXES_DIRECTORY, indexFileName(name)));
     const search = open(searchIndex.Name);
@@ -257,6 +280,9 @@ async function main(): Promise<void> {
       docs: DOCS,
       index_map_docs_per_s: mapRate,
       index_mapreduce_docs_per_s: reduceRate,
+      ...(mapInlineRate !== null && reduceInlineRate !== null
+        ? { index_map_inline_docs_per_s: mapInlineRate, index_mapreduce_inline_docs_per_s: reduceInlineRate }
+        : {}),
     };
     for (const [name, r] of Object.entries(results)) {
       line[`${name}_p50_ms`] = r.p50;
