@@ -159,7 +159,9 @@ describe('indexing on the prepare thread', () => {
     const pending = indexer.step();
     await own['thread'].running().terminate(); // the batch in flight fails, and the next step starts a new thread
     expect(await pending).toEqual([expect.objectContaining({ documents: 0, errors: 1 })]);
-    expect(indexer.stats(byTag.Name)?.Errors[0]?.Error).toMatch(/indexing failed: the indexing thread stopped/);
+    expect(indexer.stats(byTag.Name)?.Errors[0]?.Error).toMatch(
+      /indexing failed: the indexing thread stopped/,
+    );
     await stepUntilIdle(indexer);
     const stats = indexer.stats(byTag.Name)!;
     expect(stats.Errors[0]).toMatchObject({ Document: 'things/2', Error: expect.stringMatching(/map/) });
