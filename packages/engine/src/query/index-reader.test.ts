@@ -154,6 +154,60 @@ describe('map indexes', () => {
     }
   });
 
+  it('walks the order field deep into its ties, a multi-valued field, either direction, either plan', async () => {
+    // 600 entries, 7 order values (long runs of ties), a multi-valued order field (an entry met twice in
+    // the walk), a filter dropping every third: pages deep in the order, through ties ordered by the next key.
+    const docs = Array.from({ length: 600 }, (_, i) => ({
+      id: `users/${String(i).padStart(3, '0')}`,
+      Rank: [i % 7, (i * 3) % 7],
+      Name: `n${i % 11}`,
+      Keep: i % 3 !== 0,
+    }));
+    await db.insertMany(
+      docs.map((d) => ({
+        Id: d.id,
+        Document: { Rank: d.Rank, Name: d.Name, Keep: d.Keep, '@metadata': { '@collection': 'Users' } },
+      })),
+    );
+    indexer.put({
+      Name: 'Users/ByRank',
+      Maps: [{ Collection: 'Users', Fields: { Rank: 'Rank', Name: 'Name', Keep: 'Keep' } }],
+    });
+    indexer.runUntilIdle();
+    for (const descending of [true, false]) {
+      // An entry sorts by the first of its ranks the walk meets: its highest descending, its lowest ascending.
+      const kept = docs
+        .filter((d) => d.Keep)
+        .map((d) => ({ ...d, first: descending ? Math.max(...d.Rank) : Math.min(...d.Rank) }));
+      const sign = descending ? -1 : 1;
+      kept.sort((a, b) => sign * (a.first - b.first) || (a.Name < b.Name ? -1 : a.Name > b.Name ? 1 : 0));
+      const key = (d: { first: number; Name: string } | undefined) => `${d?.first}:${d?.Name}`;
+      for (const matchSets of ['always', 'never'] as const) {
+        const r = reader('Users/ByRank', { matchSets });
+        for (const [skip, take] of [
+          [0, 5],
+          [60, 30],
+          [170, 30],
+        ] as const) {
+          const page = r.run({
+            where: { kind: 'compare', field: 'Keep', op: '=', value: true },
+            orderBy: [
+              { kind: 'field', field: 'Rank', descending },
+              { kind: 'field', field: 'Name', descending: false },
+            ],
+            skip,
+            take,
+          });
+          expect(page.total).toBe(400);
+          expect(page.plan.Children?.[1]?.Operation).toBe('OrderedTermWalk');
+          const got = page.entries.map((e) => key(kept.find((d) => d.id === e.docId)));
+          expect(got).toEqual(kept.slice(skip, skip + take).map(key));
+          expect(new Set(page.entries.map((e) => e.docId)).size).toBe(page.entries.length);
+        }
+      }
+    }
+  });
+
   it('answers like a reference evaluation on generated data (property)', async () => {
     const names = ['ann', 'bob', 'cy', 'dee', 'Ed'];
     const docs = Array.from({ length: 120 }, (_, i) => ({
