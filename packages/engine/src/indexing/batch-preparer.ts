@@ -50,6 +50,8 @@ export class BatchPreparer {
   }
 
   prepare(batch: SourceBatch): PreparedBatch {
+    // Rows left by a batch that failed part-way must not leak into this one.
+    this.entries.reset();
     const outcomes = this.mapDocuments(batch.documents);
     const sources = [
       ...new Set([...batch.documents.map((d) => d.key), ...batch.tombstones.map((t) => t.key)]),

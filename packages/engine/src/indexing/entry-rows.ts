@@ -82,6 +82,12 @@ export class EntryRowsBuilder {
     );
   }
 
+  /** Drops what was built (after a failure part-way through a batch). */
+  reset(): void {
+    this.rows = emptyRows();
+    this.terms.clear();
+  }
+
   /** The rows built so far (terms sorted), and a fresh start. */
   take(): EntryRows {
     const rows = { ...this.rows, terms: this.terms.drain() };

@@ -136,7 +136,7 @@ export class IndexWriter {
       // Field ids given inside the rolled-back transaction do not exist any more.
       this.deltas.clear();
       this.entryDelta = 0;
-      this.reduceRows.take();
+      this.reduceRows.reset();
       this.fields.forget();
       this.fields.reload();
       throw error;

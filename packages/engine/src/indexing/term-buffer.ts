@@ -53,6 +53,10 @@ export class TermBuffer {
     else terms.nulls.push(entry);
   }
 
+  clear(): void {
+    this.byField.clear();
+  }
+
   /** Every field's rows in SQLite's order within the field, then empties. */
   drain(): SortedTerms[] {
     const sorted: SortedTerms[] = [];
