@@ -51,10 +51,6 @@ export class EntryRowsBuilder {
     this.exactFields = exactFieldsOf(definition);
   }
 
-  get size(): number {
-    return this.rows.sources.length;
-  }
-
   add(source: string, docId: string | null, entry: IndexEntry, stored: string | null): void {
     const number = this.rows.sources.length;
     this.rows.sources.push(source);
