@@ -27,8 +27,9 @@ export interface BatchOutcome {
  * in one transaction: old entries of every changed document are removed in
  * one sorted pass, new entries and their terms are inserted in key order,
  * term counters are adjusted once per batch, affected groups are re-reduced,
- * and the index's etag moves on. Only SQLite work happens here: mapping and
- * building rows was done before, possibly on another thread.
+ * and the index's etag moves on. Apart from a map/reduce index's reduce, only
+ * SQLite work happens here: mapping and building rows was done before,
+ * possibly on another thread.
  */
 export class IndexWriter {
   readonly definition: IndexDefinition;
