@@ -18,8 +18,8 @@
 // then 0): for working on query code without rebuilding 1M documents.
 //
 // --inline also builds both indexes again with every batch prepared on the
-// indexing thread (the code before the prepare thread), after the measured
-// builds, and adds index_*_inline_docs_per_s: a side-by-side ratio in one run.
+// indexing thread (the same writer, without the prepare thread), after the
+// measured builds, and adds index_*_inline_docs_per_s: a ratio in one run.
 //
 // Stages go to stderr; the last stdout line is one JSON object.
 import fs from 'node:fs';
