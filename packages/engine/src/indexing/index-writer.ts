@@ -138,6 +138,9 @@ export class IndexWriter {
       this.deltas.clear();
       this.entryDelta = 0;
       this.reduceRows.reset();
+      // A reduce that hit a sandbox limit leaves its isolate unusable: the next batch starts a fresh one.
+      this.reducer?.dispose();
+      this.reducer = null;
       this.fields.forget();
       this.fields.reload();
       throw error;

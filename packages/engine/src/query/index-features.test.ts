@@ -297,6 +297,31 @@ describe('JavaScript indexes', () => {
     expect(indexer.stats('Users/Loopy')?.IsStale).toBe(false);
   });
 
+  it('recovers from a reduce that hit the memory limit once the group that caused it is gone', async () => {
+    const limited = new DatabaseIndexer(tmp.dir, { sandbox: { memoryMb: 32, timeoutMs: 10_000 } });
+    try {
+      await db.batch([
+        { Type: 'PUT', Id: 'users/1', Document: doc('Users', { Team: 'red' }) },
+        { Type: 'PUT', Id: 'users/2', Document: doc('Users', { Team: 'boom' }) },
+      ]);
+      limited.put({
+        Name: 'Users/Teams',
+        Maps: ["map('Users', u => ({ Team: u.Team, Count: 1 }))"],
+        Reduce:
+          'groupBy(x => x.Team).aggregate(g => { if (g.key === "boom") { const a = []; ' +
+          'while (true) a.push(new Array(1e6).fill(1)); } return { Team: g.key, Count: g.values.length }; })',
+      });
+      limited.runOnce();
+      expect(limited.stats('Users/Teams')?.Errors[0]?.Error).toMatch(/memory limit/i);
+      await db.batch([{ Type: 'DELETE', Id: 'users/2' }]);
+      limited.runUntilIdle();
+      const stats = limited.stats('Users/Teams')!;
+      expect(stats).toMatchObject({ IsStale: false, EntriesCount: 1 });
+    } finally {
+      limited.close();
+    }
+  });
+
   it('refuses a definition that does not compile and keeps the old one', () => {
     define({ Name: 'Users/Js', Maps: ["map('Users', u => ({ Name: u.Name }))"] });
     expect(() => indexer.put({ Name: 'Users/Js', Maps: ["map('Users', u => ({ Name: u.Name )"] })).toThrow(
