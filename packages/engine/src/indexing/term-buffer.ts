@@ -33,8 +33,8 @@ interface FieldTerms {
  * documents the inserts ran about 4× faster than in arrival order. Rows are
  * grouped by value as they arrive and only the distinct values are sorted,
  * with the engine's own comparisons (no JavaScript comparator): a field of
- * few values (tags, flags) sorts almost nothing, and a comparator sort of
- * every row cost more than a tenth of indexing. Rows arrive in entry order,
+ * few values (tags, flags) sorts almost nothing, where a comparator sort of
+ * every row took ~8% of indexing time. Rows arrive in entry order,
  * so each value's entries are already in order. (JavaScript orders strings by
  * UTF-16 unit, SQLite by UTF-8 byte; they disagree only past U+FFFF, which
  * costs a little locality, never correctness.)
