@@ -98,7 +98,7 @@ export class DatabaseIndexer {
   put(definition: IndexDefinition): { created: boolean } {
     const key = definition.Name.toLowerCase();
     const existing = this.indexes.get(key);
-    if (existing && JSON.stringify(existing.writer.definition) === JSON.stringify(definition)) {
+    if (existing && existing.definitionJson === JSON.stringify(definition)) {
       return { created: false };
     }
     // Compile first: a definition that does not compile must not replace a working index.
