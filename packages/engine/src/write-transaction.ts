@@ -8,7 +8,7 @@ import {
   prepareDocument,
   RookeryError,
 } from '@rookery/protocol';
-import { changeVectorOf, documentJsonOf, isArchived, storedBody } from './document-shape.js';
+import { changeVectorOf, documentOf, isArchived, storedBody } from './document-shape.js';
 import { classifyId, idKey, NODE_TAG } from './ids.js';
 import type { MergeableTransaction } from './merger.js';
 import { applyPatch } from './patch.js';
@@ -319,7 +319,7 @@ export class WriteTransaction implements MergeableTransaction {
 
   /** A stored document as a client would send it back, `@metadata` included. */
   private current(row: DocumentRow): DocumentInput {
-    return JSON.parse(documentJsonOf(row, this.state.databaseId)) as DocumentInput;
+    return documentOf(row, this.state.databaseId) as DocumentInput;
   }
 
   private write(

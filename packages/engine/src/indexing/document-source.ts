@@ -1,5 +1,5 @@
 import BetterSqlite3 from 'better-sqlite3';
-import { documentJsonOf, isArchived } from '../document-shape.js';
+import { documentOf, isArchived } from '../document-shape.js';
 
 export interface SourceDocument {
   etag: number;
@@ -149,7 +149,7 @@ export class DocumentSource {
             key: row.id_lower,
             id: row.id,
             collection: row.collection,
-            doc: JSON.parse(documentJsonOf(row, this.databaseId)) as Record<string, unknown>,
+            doc: documentOf(row, this.databaseId),
           });
         }
       }
