@@ -13,6 +13,7 @@ import {
 } from '../indexing/index-file.js';
 import { candidatePrefixes, rankSuggestions } from '../indexing/suggest.js';
 import { EntrySet } from './entry-set.js';
+import type { FieldOrder } from './field-order.js';
 import { MatchSets } from './match-sets.js';
 import { allInAsAnd, type FacetSpec, type IndexQuery, type OrderKey, type Predicate } from './plan.js';
 import {
@@ -68,8 +69,11 @@ interface Driver {
 }
 
 const ESTIMATE_CAP = 10_000;
-/** Bytes of leaf bitmaps kept per index reader (MatchSets): 125 KB each at 1M entries, so 64 of them. */
-const DEFAULT_MATCH_SET_BYTES = 8 * 1024 * 1024;
+/**
+ * Bytes of leaf bitmaps and field orders kept per index reader (MatchSets): at 1M entries a bitmap
+ * is 125 KB and an order ~4 MB (one over a quarter of the bound is not kept).
+ */
+const DEFAULT_MATCH_SET_BYTES = 16 * 1024 * 1024;
 /** Below this many candidates the SQL plan is cheap whatever it probes; bitmaps are for broad matches. */
 const SET_MIN_CANDIDATES = 1_000;
 /**
@@ -82,6 +86,8 @@ const SET_READ_RATIO = 16;
 const SEARCH_PROBE_COST = 20;
 /** Relative cost of testing one entry during an ordered walk against sorting one match (see walkIsCheaper). */
 const WALK_COST_FACTOR = 0.5;
+/** A match sorted (its sort keys read by SQL seeks, ~4 µs) costs about this many positions of a kept-order walk. */
+const KEPT_WALK_POSITIONS_PER_SORTED = 200;
 const STATEMENT_CACHE = 256;
 
 /**
@@ -506,10 +512,18 @@ export class IndexReader implements FieldLookup {
     const matches = set ? set.size : driver.estimate;
     // An estimate at the cap means "at least that many": broad, so the walk stays cheap whatever it tests.
     const testCost = set || matches >= ESTIMATE_CAP ? 1 : probeCost(query.where);
-    if (first.kind === 'field' && onlyFields && this.walkIsCheaper(matches, skip + take, testCost)) {
-      const field = this.fieldId(first.field);
+    const field = first.kind === 'field' ? this.fieldId(first.field) : undefined;
+    const kept = set && field !== undefined ? this.keptOrder(field) : null;
+    if (
+      first.kind === 'field' &&
+      onlyFields &&
+      (kept
+        ? this.keptWalkIsCheaper(matches, skip + take)
+        : this.walkIsCheaper(matches, skip + take, testCost))
+    ) {
       if (field === undefined)
         return { entries: [], describe: { Operation: 'OrderBy', Details: 'unknown field' } };
+      if (kept && set) return this.walkKept(query, kept, first.descending, set);
       // The walk reads every entry of the order field, not the driver's candidates: it must test the whole
       // predicate (the residual alone would let entries through that only the driver excluded).
       return this.walkSorted(query, field, first.descending, set ?? query.where);
@@ -553,6 +567,24 @@ export class IndexReader implements FieldLookup {
     return matches * matches > WALK_COST_FACTOR * testCost * wanted * entries;
   }
 
+  /**
+   * Over a kept order a walk costs a few nanoseconds a position, so it wins
+   * unless the matches are so few that it would pass very many positions
+   * for each: sorting costs about as much per match as a walk of
+   * KEPT_WALK_POSITIONS_PER_SORTED positions.
+   */
+  private keptWalkIsCheaper(matches: number, wanted: number): boolean {
+    const positions = (wanted * Math.max(1, this.entriesCount())) / Math.max(1, matches);
+    return positions <= KEPT_WALK_POSITIONS_PER_SORTED * matches;
+  }
+
+  /** The order field's kept order when bitmaps are in use (read now if they always are), else null. */
+  private keptOrder(field: number): FieldOrder | null {
+    if (this.setPolicy === 'never') return null;
+    this.sets.refresh();
+    return this.sets.order(field, this.setPolicy === 'always');
+  }
+
   private sortKeySql(key: OrderKey): Sql {
     if (key.kind === 'score') return { sql: '0', params: [] };
     const field = this.fieldId(key.field);
@@ -594,10 +626,12 @@ export class IndexReader implements FieldLookup {
     const wanted = query.skip + query.take;
     const seen = new Set<number>();
     const rows: { entry: number; value: TermValue }[] = [];
+    let read = 0;
     for (const row of statement.iterate(field, ...probe.params) as IterableIterator<{
       entry: number;
       value: TermValue;
     }>) {
+      read++;
       if (seen.has(row.entry) || (set && !set.has(row.entry))) continue;
       const last = rows.at(-1);
       if (rows.length >= wanted && (query.orderBy.length === 1 || (last && !sameTerm(last.value, row.value))))
@@ -605,13 +639,61 @@ export class IndexReader implements FieldLookup {
       seen.add(row.entry);
       rows.push(row);
     }
+    // A field walked this way often enough gets its order kept (see MatchSets.order).
+    if (set) this.sets.noteWalked(field, read);
+    return this.walked(query, rows, `${rows.length} entries read in order`);
+  }
+
+  /**
+   * walkSorted over the order field's kept order, testing the bitmap: the
+   * same entries in the same order (an entry at its first value met, ties
+   * complete), with each value's run standing for the value.
+   */
+  private walkKept(
+    query: IndexQuery,
+    order: FieldOrder,
+    descending: boolean,
+    set: EntrySet,
+  ): { entries: number[]; describe: QueryPlanNode } {
+    const wanted = query.skip + query.take;
+    const { entries, runStarts } = order;
+    const seen = new Set<number>();
+    const rows: { entry: number; value: number }[] = [];
+    const runCount = runStarts.length - 1;
+    let run = descending ? runCount - 1 : 0;
+    let passed = 0;
+    for (let k = 0; k < entries.length; k++) {
+      const at = descending ? entries.length - 1 - k : k;
+      if (descending) while (at < (runStarts[run] as number)) run--;
+      else while (at >= (runStarts[run + 1] as number)) run++;
+      const entry = entries[at] as number;
+      passed++;
+      if (!set.has(entry) || seen.has(entry)) continue;
+      const last = rows.at(-1);
+      if (rows.length >= wanted && (query.orderBy.length === 1 || (last && last.value !== run))) break;
+      seen.add(entry);
+      rows.push({ entry, value: run });
+    }
+    return this.walked(
+      query,
+      rows,
+      `${passed} positions of the kept order passed, ${rows.length} entries taken`,
+    );
+  }
+
+  /** A walk's page: its rows in walk order, ties of the order value ordered by the next keys. */
+  private walked(
+    query: IndexQuery,
+    rows: { entry: number; value: TermValue }[],
+    details: string,
+  ): { entries: number[]; describe: QueryPlanNode } {
     let ordered = rows.map((r) => r.entry);
     if (query.orderBy.length > 1 && rows.length > 0) ordered = this.orderTies(rows, query.orderBy.slice(1));
     return {
-      entries: ordered.slice(query.skip, wanted),
+      entries: ordered.slice(query.skip, query.skip + query.take),
       describe: {
         Operation: 'OrderedTermWalk',
-        Details: `${rows.length} entries read in order${query.orderBy.length > 1 ? ', ties ordered by the next keys' : ''}`,
+        Details: `${details}${query.orderBy.length > 1 ? ', ties ordered by the next keys' : ''}`,
       },
     };
   }

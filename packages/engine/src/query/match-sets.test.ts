@@ -7,6 +7,7 @@ import { DatabaseIndexer } from '../indexing/database-indexer.js';
 import { INDEXES_DIRECTORY, indexFileName } from '../indexing/index-file.js';
 import { EntrySet } from './entry-set.js';
 import { IndexReader, type IndexReaderOptions } from './index-reader.js';
+import { MatchSets } from './match-sets.js';
 import type { IndexQuery, Predicate } from './plan.js';
 
 describe('EntrySet', () => {
@@ -166,6 +167,33 @@ describe('match bitmaps in queries', () => {
     expect(after).toEqual(answer(fresh, listing(where)));
     expect(after.total).toBe(before - patched.length + 1);
     expect(after.ids[0]).toBe('packages/new');
+  });
+
+  it("keeps a field's order once walks of it read a tenth of the entries, for one state of the index", async () => {
+    const r = open({ matchSets: 'never' });
+    const sets = new MatchSets(r.connection, r, 1 << 20);
+    const downloads = r.fieldId('Downloads')!;
+    sets.refresh();
+    expect(sets.order(downloads, false)).toBeNull();
+    sets.noteWalked(downloads, 29);
+    expect(sets.order(downloads, false)).toBeNull();
+    sets.noteWalked(downloads, 1);
+    const order = sets.order(downloads, false);
+    expect(order?.length).toBe(300);
+    // Entries by (Downloads, entry): each run holds one value's entries, in entry order.
+    const byValue = r.connection
+      .prepare('SELECT value, entry FROM terms WHERE field = ? ORDER BY value, entry')
+      .all(downloads) as { value: number; entry: number }[];
+    expect([...order!.entries]).toEqual(byValue.map((t) => t.entry));
+    expect(order!.runStarts.length - 1).toBe(new Set(byValue.map((t) => t.value)).size);
+    expect(sets.order(downloads, false)).toBe(order);
+
+    // The indexer commits: the order and the walks counted towards it belong to the old state.
+    await db.batch([{ Type: 'DELETE', Id: 'packages/1' }]);
+    indexer.runUntilIdle();
+    sets.refresh();
+    expect(sets.order(downloads, false)).toBeNull();
+    expect(sets.order(downloads, true)?.length).toBe(299);
   });
 
   it('keeps leaf bitmaps within its byte bound', () => {

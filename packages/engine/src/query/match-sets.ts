@@ -6,14 +6,24 @@
 // bound. A filter repeated across queries (a common search term, "not
 // prerelease") is read from SQLite once per state of the index, and every
 // query combining it is an AND and a popcount (the filter cache of Lucene-based
-// engines, per index file instead of per segment).
+// engines, per index file instead of per segment). The order of a field that
+// ordered walks read often is kept the same way (field-order.ts).
 import type BetterSqlite3 from 'better-sqlite3';
 import { EntrySet } from './entry-set.js';
+import { FieldOrder } from './field-order.js';
 import { allInAsAnd, type Predicate } from './plan.js';
 import { type FieldLookup, searchMatch, termRange } from './sql-predicate.js';
 
 /** A set bigger than this share of the bound is used once and not kept. */
 const LARGEST_SHARE = 4;
+
+/**
+ * A field's order is read once SQL walks of it have read this share of the
+ * index's entries in one state: reading it costs under a tenth of walking as
+ * many rows, so a field walked often is read early and one walked once never
+ * (after each commit of the indexer it is read again only if walked again).
+ */
+const ORDER_AFTER_WALKED_SHARE = 1 / 10;
 
 interface Leaf {
   key: string;
@@ -30,7 +40,10 @@ interface Leaf {
 const NOTHING: Leaf = { key: 'nothing', column: '', from: null, params: [] };
 
 export class MatchSets {
-  private readonly sets = new Map<string, EntrySet>();
+  /** Leaf sets and field orders, least recently used first. */
+  private readonly kept = new Map<string, EntrySet | FieldOrder>();
+  /** Rows read by SQL walks in this state, per order field. */
+  private readonly walked = new Map<number, number>();
   private readonly statements = new Map<string, BetterSqlite3.Statement>();
   private bytes = 0;
   private version: number | null = null;
@@ -60,7 +73,8 @@ export class MatchSets {
   }
 
   clear(): void {
-    this.sets.clear();
+    this.kept.clear();
+    this.walked.clear();
     this.bytes = 0;
     this.version = null;
   }
@@ -82,7 +96,7 @@ export class MatchSets {
   missingSize(where: Predicate, limit: number): number {
     const missing = new Map<string, Leaf>();
     for (const leaf of this.leaves(where) ?? []) {
-      if (leaf.from !== null && !this.sets.has(leaf.key)) missing.set(leaf.key, leaf);
+      if (leaf.from !== null && !this.kept.has(leaf.key)) missing.set(leaf.key, leaf);
     }
     let size = 0;
     for (const leaf of missing.values()) {
@@ -139,30 +153,64 @@ export class MatchSets {
     return this.leafSet(this.allLeaf());
   }
 
+  /**
+   * The kept order of a field (entries by its terms), or null if it is not
+   * kept. With `read`, an order not kept is read now, as it also is once SQL
+   * walks of the field read enough rows (see `noteWalked`).
+   */
+  order(field: number, read: boolean): FieldOrder | null {
+    const key = `order ${field}`;
+    const kept = this.use(key);
+    if (kept instanceof FieldOrder) return kept;
+    if (!read && (this.walked.get(field) ?? 0) < this.maxEntry * ORDER_AFTER_WALKED_SHARE) return null;
+    const order = FieldOrder.fromRuns(
+      this.statement(
+        `SELECT group_concat(list, ';' ORDER BY value) FROM
+           (SELECT value, group_concat(entry) AS list FROM terms WHERE field = ? GROUP BY value)`,
+      ).get(field) as string | null,
+    );
+    this.keep(key, order);
+    return order;
+  }
+
+  /** Counts rows an SQL walk of `field` read: a field walked enough gets its order kept. */
+  noteWalked(field: number, rows: number): void {
+    this.walked.set(field, (this.walked.get(field) ?? 0) + rows);
+  }
+
   private leafSet(leaf: Leaf): EntrySet {
     if (leaf.from === null) return EntrySet.empty(this.maxEntry);
-    const kept = this.sets.get(leaf.key);
-    if (kept) {
-      // Map order is insertion order: re-inserting makes it the most recently used.
-      this.sets.delete(leaf.key);
-      this.sets.set(leaf.key, kept);
-      return kept;
-    }
+    const kept = this.use(leaf.key);
+    if (kept instanceof EntrySet) return kept;
     // One string for the whole leaf rather than a row object per entry.
     const list = this.statement(`SELECT group_concat(${leaf.column}) ${leaf.from}`).get(...leaf.params) as
       | string
       | null;
     const set = EntrySet.fromList(list, this.maxEntry);
-    if (set.bytes <= this.maxBytes / LARGEST_SHARE) {
-      this.sets.set(leaf.key, set);
-      this.bytes += set.bytes;
-      for (const [key, old] of this.sets) {
-        if (this.bytes <= this.maxBytes) break;
-        this.sets.delete(key);
-        this.bytes -= old.bytes;
-      }
-    }
+    this.keep(leaf.key, set);
     return set;
+  }
+
+  /** A kept item, made the most recently used (Map order is insertion order). */
+  private use(key: string): EntrySet | FieldOrder | undefined {
+    const kept = this.kept.get(key);
+    if (kept) {
+      this.kept.delete(key);
+      this.kept.set(key, kept);
+    }
+    return kept;
+  }
+
+  /** Keeps an item unless it is too big, dropping the least recently used ones past the bound. */
+  private keep(key: string, item: EntrySet | FieldOrder): void {
+    if (item.bytes > this.maxBytes / LARGEST_SHARE) return;
+    this.kept.set(key, item);
+    this.bytes += item.bytes;
+    for (const [oldKey, old] of this.kept) {
+      if (this.bytes <= this.maxBytes) break;
+      this.kept.delete(oldKey);
+      this.bytes -= old.bytes;
+    }
   }
 
   /** Every leaf `evaluate` would read, or null if one of them cannot be a set. */
