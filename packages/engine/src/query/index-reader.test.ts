@@ -208,6 +208,58 @@ describe('map indexes', () => {
     }
   });
 
+  it('sorts few matches over a kept order as SQL sorts them: null terms, ties, both directions', async () => {
+    // 6 matches per tag: a page of 20 is a sort, over the kept order of Rank (bitmaps always; bitmaps once
+    // enough sorting was seen, from the third run of a query) or in SQL (never). A page of 3 is a walk.
+    // The next key is unique: entries tied on every key may come in either order (walk or sort).
+    const docs = Array.from({ length: 600 }, (_, i) => ({
+      Id: `users/${String(i).padStart(3, '0')}`,
+      Document: {
+        ...(i % 10 === 0 ? {} : { Rank: [i % 7, (i * 3) % 7] }),
+        Name: `n${String((i * 7919) % 600).padStart(3, '0')}`,
+        Tag: `g${i % 100}`,
+        '@metadata': { '@collection': 'Users' },
+      },
+    }));
+    await db.insertMany(docs);
+    indexer.put({
+      Name: 'Users/ByTag',
+      Maps: [{ Collection: 'Users', Fields: { Rank: 'Rank', Name: 'Name', Tag: 'Tag' } }],
+    });
+    indexer.runUntilIdle();
+    const [always, auto, never] = (['always', 'auto', 'never'] as const).map((matchSets) =>
+      reader('Users/ByTag', { matchSets }),
+    );
+    const query = (tag: number, descending: boolean, skip: number, take: number): IndexQuery => ({
+      where: { kind: 'compare', field: 'Tag', op: '=', value: `g${tag}` },
+      orderBy: [
+        { kind: 'field', field: 'Rank', descending },
+        { kind: 'field', field: 'Name', descending: !descending },
+      ],
+      skip,
+      take,
+    });
+    const ids = (r: IndexReader | undefined, q: IndexQuery) => r!.run(q).entries.map((e) => e.docId);
+    for (let tag = 0; tag < 100; tag += 7) {
+      for (const descending of [true, false]) {
+        for (const [skip, take] of [
+          [0, 3],
+          [2, 20],
+          [0, 20],
+        ] as const) {
+          const q = query(tag, descending, skip, take);
+          const expected = ids(never, q);
+          expect(ids(always, q)).toEqual(expected);
+          for (let run = 0; run < 3; run++) expect(ids(auto, q)).toEqual(expected);
+        }
+      }
+    }
+    const plan = (r: IndexReader | undefined) => r!.run(query(1, true, 0, 20)).plan.Children?.[1]?.Details;
+    expect(plan(always)).toMatch(/kept order of the first key/);
+    expect(plan(auto)).toMatch(/kept order of the first key/);
+    expect(plan(never)).toMatch(/sorted by SQLite/);
+  });
+
   it('answers like a reference evaluation on generated data (property)', async () => {
     const names = ['ann', 'bob', 'cy', 'dee', 'Ed'];
     const docs = Array.from({ length: 120 }, (_, i) => ({

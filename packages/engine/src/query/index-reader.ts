@@ -88,6 +88,8 @@ const SEARCH_PROBE_COST = 20;
 const WALK_COST_FACTOR = 0.5;
 /** A match sorted (its sort keys read by SQL seeks, ~4 µs) costs about this many positions of a kept-order walk. */
 const KEPT_WALK_POSITIONS_PER_SORTED = 200;
+/** A match sorted in SQL costs about as much as this many rows of an SQL walk (towards keeping the order). */
+const SORTED_AS_WALKED_ROWS = 4;
 const STATEMENT_CACHE = 256;
 
 /**
@@ -528,6 +530,16 @@ export class IndexReader implements FieldLookup {
       // predicate (the residual alone would let entries through that only the driver excluded).
       return this.walkSorted(query, field, first.descending, set ?? query.where);
     }
+    if (first.kind === 'field' && onlyFields && field !== undefined) {
+      const order = kept ?? this.keptOrder(field);
+      if (order) {
+        // Candidates only: their order values come from the kept order, not from a seek each.
+        const candidates = set ? [...set.entries()] : this.entryNumbers(match.sql, match.params);
+        return this.sortByKeptOrder(query, order, first.descending, candidates);
+      }
+      // Sorting in SQL seeks each candidate's sort keys: work towards keeping the field's order.
+      if (this.setPolicy !== 'never') this.sets.noteWalked(field, SORTED_AS_WALKED_ROWS * matches);
+    }
     // Sorting the bitmap's few members costs less than re-running the driver and its probes.
     if (set)
       match = {
@@ -698,21 +710,71 @@ export class IndexReader implements FieldLookup {
     };
   }
 
+  /**
+   * Few candidates sorted over the first key's kept order: a candidate's
+   * value there is its run (no seek per candidate). The page and the rest of
+   * the run it ends in are kept, and only their next keys are read. The order
+   * is the SQL sort's: an entry without the field sorts as NULL (first
+   * ascending, last descending), as does a missing next key; full ties go by
+   * entry id.
+   */
+  private sortByKeptOrder(
+    query: IndexQuery,
+    order: FieldOrder,
+    descending: boolean,
+    candidates: number[],
+  ): { entries: number[]; describe: QueryPlanNode } {
+    const runs = order.runOfEntries(descending);
+    const sign = descending ? -1 : 1;
+    const keyed = candidates.map((entry) => ({
+      entry,
+      run: runs[entry] ?? -1,
+      keys: [] as (TermValue | null)[],
+    }));
+    keyed.sort((a, b) => sign * (a.run - b.run) || a.entry - b.entry);
+    const wanted = query.skip + query.take;
+    let end = Math.min(wanted, keyed.length);
+    while (end > 0 && end < keyed.length && keyed[end]?.run === keyed[end - 1]?.run) end++;
+    const page = keyed.slice(0, end);
+    const rest = query.orderBy.slice(1) as Extract<OrderKey, { kind: 'field' }>[];
+    if (rest.length > 0) {
+      for (const row of page) row.keys = rest.map((key) => this.sortValue(row.entry, key));
+      page.sort((a, b) => {
+        if (a.run !== b.run) return sign * (a.run - b.run);
+        for (let i = 0; i < rest.length; i++) {
+          const d = compareSqlSortValues(a.keys[i] ?? null, b.keys[i] ?? null);
+          if (d !== 0) return rest[i]?.descending ? -d : d;
+        }
+        return a.entry - b.entry;
+      });
+    }
+    return {
+      entries: page.slice(query.skip, wanted).map((row) => row.entry),
+      describe: {
+        Operation: 'Sort',
+        Details: `${candidates.length} candidates by the kept order of the first key${rest.length > 0 ? ', ties by the next keys' : ''}`,
+      },
+    };
+  }
+
+  /** The value an entry sorts by on a field key: its greatest descending, its least ascending; null if none. */
+  private sortValue(entry: number, key: OrderKey): TermValue | null {
+    if (key.kind !== 'field') return null;
+    const field = this.fieldId(key.field);
+    if (field === undefined) return null;
+    return (
+      this.get<{ value: TermValue }>(
+        `SELECT value FROM terms WHERE entry = ? AND field = ? ORDER BY value ${key.descending ? 'DESC' : 'ASC'} LIMIT 1`,
+        [entry, field],
+      )?.value ?? null
+    );
+  }
+
   private orderTies(rows: { entry: number; value: TermValue }[], rest: readonly OrderKey[]): number[] {
     const keyed = rows.map((row, position) => ({
       ...row,
       position,
-      keys: rest.map((key) => {
-        if (key.kind !== 'field') return null;
-        const field = this.fieldId(key.field);
-        if (field === undefined) return null;
-        return (
-          this.get<{ value: TermValue }>(
-            `SELECT value FROM terms WHERE entry = ? AND field = ? ORDER BY value ${key.descending ? 'DESC' : 'ASC'} LIMIT 1`,
-            [row.entry, field],
-          )?.value ?? null
-        );
-      }),
+      keys: rest.map((key) => this.sortValue(row.entry, key)),
     }));
     keyed.sort((a, b) => {
       if (!sameTerm(a.value, b.value)) return a.position - b.position;
@@ -849,6 +911,12 @@ function firstSearch(where: Predicate | null): Extract<Predicate, { kind: 'searc
 function sameTerm(a: TermValue, b: TermValue): boolean {
   if (Buffer.isBuffer(a) || Buffer.isBuffer(b)) return Buffer.isBuffer(a) && Buffer.isBuffer(b);
   return a === b;
+}
+
+/** SQLite's ORDER BY: NULL first, then numbers, text and blobs. */
+function compareSqlSortValues(a: TermValue | null, b: TermValue | null): number {
+  if (a === null || b === null) return (a === null ? 0 : 1) - (b === null ? 0 : 1);
+  return compareTerm(a, b);
 }
 
 function compareTerm(a: TermValue | null, b: TermValue | null): number {
