@@ -3,15 +3,13 @@
 // bitmap filter (`not prerelease and search(tag)`, `order by DownloadCount
 // desc`) otherwise reads the order field's terms from SQLite row by row, about
 // 1 µs a row, and a mid-frequency tag walks thousands of rows to fill one
-// page. Over the kept order the same walk reads two arrays.
+// page. Over the kept order the same walk reads two arrays, and a sort of few
+// matches reads each one's rank instead of seeking its value.
 
 const COMMA = 44;
 const SEMICOLON = 59;
 
 export class FieldOrder {
-  /** Per entry, the run of its least and of its greatest value (see `runOfEntries`), made on first use. */
-  private runsByEntry: { least: Int32Array; greatest: Int32Array } | null = null;
-
   private constructor(
     /** Entries by (value, entry) ascending; an entry with several values is there once per value. */
     readonly entries: Int32Array,
@@ -20,9 +18,16 @@ export class FieldOrder {
      * length last: run r is positions runStarts[r] to runStarts[r + 1] - 1.
      */
     readonly runStarts: Int32Array,
-    /** The largest entry id in the order (-1 when empty). */
-    private readonly maxEntry: number,
+    /** Per entry id, the run of its least value; -1 for an entry without terms in the field. */
+    private readonly leastRuns: Int32Array,
+    /** The same for its greatest value: the same array unless an entry has several values. */
+    private readonly greatestRuns: Int32Array,
   ) {}
+
+  /** Bytes an order of `rows` terms over entry ids up to `maxEntry` takes at least (one value per entry). */
+  static bytesAtLeast(rows: number, maxEntry: number): number {
+    return 4 * rows + 4 * (maxEntry + 1);
+  }
 
   /**
    * From each value's entries as decimal numbers separated by commas, the
@@ -32,7 +37,10 @@ export class FieldOrder {
    * concatenated them in.
    */
   static fromRuns(list: string | null): FieldOrder {
-    if (list === null || list === '') return new FieldOrder(new Int32Array(0), new Int32Array(1), -1);
+    if (list === null || list === '') {
+      const none = new Int32Array(0);
+      return new FieldOrder(none, new Int32Array(1), none, none);
+    }
     let length = 1;
     let runCount = 1;
     for (let i = 0; i < list.length; i++) {
@@ -68,16 +76,31 @@ export class FieldOrder {
         sorted = true;
       }
     }
-    return new FieldOrder(entries, runStarts, maxEntry);
+    const least = new Int32Array(maxEntry + 1).fill(-1);
+    let greatest = least;
+    for (let r = 0; r < runCount; r++) {
+      for (let p = runStarts[r] as number; p < (runStarts[r + 1] as number); p++) {
+        const entry = entries[p] as number;
+        if (least[entry] === -1) {
+          least[entry] = r;
+          if (greatest !== least) greatest[entry] = r;
+        } else {
+          // A second value of one entry: from here on the greatest runs differ from the least.
+          if (greatest === least) greatest = least.slice();
+          greatest[entry] = r;
+        }
+      }
+    }
+    return new FieldOrder(entries, runStarts, least, greatest);
   }
 
   get length(): number {
     return this.entries.length;
   }
 
-  /** Bytes held, counting the per-entry runs as if made already (they are, once a sort uses them). */
   get bytes(): number {
-    return this.entries.byteLength + this.runStarts.byteLength + 2 * 4 * (this.maxEntry + 1);
+    const perEntry = this.leastRuns.byteLength * (this.greatestRuns === this.leastRuns ? 1 : 2);
+    return this.entries.byteLength + this.runStarts.byteLength + perEntry;
   }
 
   /**
@@ -86,18 +109,6 @@ export class FieldOrder {
    * terms in the field. Ids past the array's end have none either.
    */
   runOfEntries(greatest: boolean): Int32Array {
-    if (!this.runsByEntry) {
-      const least = new Int32Array(this.maxEntry + 1).fill(-1);
-      const most = new Int32Array(this.maxEntry + 1).fill(-1);
-      for (let run = 0; run + 1 < this.runStarts.length; run++) {
-        for (let at = this.runStarts[run] as number; at < (this.runStarts[run + 1] as number); at++) {
-          const entry = this.entries[at] as number;
-          if (least[entry] === -1) least[entry] = run;
-          most[entry] = run;
-        }
-      }
-      this.runsByEntry = { least, greatest: most };
-    }
-    return greatest ? this.runsByEntry.greatest : this.runsByEntry.least;
+    return greatest ? this.greatestRuns : this.leastRuns;
   }
 }

@@ -71,9 +71,9 @@ interface Driver {
 const ESTIMATE_CAP = 10_000;
 /**
  * Bytes of leaf bitmaps and field orders kept per index reader (MatchSets): at 1M entries a bitmap
- * is 125 KB and an order ~4 MB (one over a quarter of the bound is not kept).
+ * is 125 KB and an order 8–12 MB (an order may take half of the bound, a bitmap a quarter).
  */
-const DEFAULT_MATCH_SET_BYTES = 16 * 1024 * 1024;
+const DEFAULT_MATCH_SET_BYTES = 32 * 1024 * 1024;
 /** Below this many candidates the SQL plan is cheap whatever it probes; bitmaps are for broad matches. */
 const SET_MIN_CANDIDATES = 1_000;
 /**

@@ -196,6 +196,19 @@ describe('match bitmaps in queries', () => {
     expect(sets.order(downloads, true)?.length).toBe(299);
   });
 
+  it('reads an order too big to keep at most once per state, and none surely too big', () => {
+    const r = open({ matchSets: 'never' });
+    const downloads = r.fieldId('Downloads')!;
+    const small = new MatchSets(r.connection, r, 5_000);
+    small.refresh();
+    expect(small.order(downloads, true)?.length).toBe(300); // read and used, but over half the bound
+    expect(small.order(downloads, true)).toBeNull();
+    expect(small.cachedBytes).toBe(0);
+    const tiny = new MatchSets(r.connection, r, 1_000);
+    tiny.refresh();
+    expect(tiny.order(downloads, true)).toBeNull();
+  });
+
   it('keeps leaf bitmaps within its byte bound', () => {
     const r = open({ matchSets: 'always', matchSetBytes: 100 });
     for (const tag of tags) r.run(listing({ kind: 'and', children: [notPre, search(tag)] }));

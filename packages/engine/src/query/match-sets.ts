@@ -16,6 +16,8 @@ import { type FieldLookup, searchMatch, termRange } from './sql-predicate.js';
 
 /** A set bigger than this share of the bound is used once and not kept. */
 const LARGEST_SHARE = 4;
+/** An order may take up to this share of the bound (a million entries: 8–12 MB). */
+const LARGEST_ORDER_SHARE = 2;
 
 /**
  * A field's order is read once SQL walks of it have read this share of the
@@ -44,6 +46,8 @@ export class MatchSets {
   private readonly kept = new Map<string, EntrySet | FieldOrder>();
   /** Rows read by SQL walks in this state, per order field. */
   private readonly walked = new Map<number, number>();
+  /** Fields whose order is too big to keep: in this state it is not read again. */
+  private readonly tooBig = new Set<number>();
   private readonly statements = new Map<string, BetterSqlite3.Statement>();
   private bytes = 0;
   private version: number | null = null;
@@ -75,6 +79,7 @@ export class MatchSets {
   clear(): void {
     this.kept.clear();
     this.walked.clear();
+    this.tooBig.clear();
     this.bytes = 0;
     this.version = null;
   }
@@ -162,14 +167,22 @@ export class MatchSets {
     const key = `order ${field}`;
     const kept = this.use(key);
     if (kept instanceof FieldOrder) return kept;
+    if (this.tooBig.has(field)) return null;
     if (!read && (this.walked.get(field) ?? 0) < this.maxEntry * ORDER_AFTER_WALKED_SHARE) return null;
+    // Sized as if every entry had one value: an order that would be too big is not read at all (a field
+    // most entries lack may be missed here; it then stays in SQL, as it would without orders).
+    if (FieldOrder.bytesAtLeast(this.maxEntry, this.maxEntry) > this.maxBytes / LARGEST_ORDER_SHARE) {
+      this.tooBig.add(field);
+      return null;
+    }
     const order = FieldOrder.fromRuns(
       this.statement(
         `SELECT group_concat(list, ';' ORDER BY value) FROM
            (SELECT value, group_concat(entry) AS list FROM terms WHERE field = ? GROUP BY value)`,
       ).get(field) as string | null,
     );
-    this.keep(key, order);
+    // Read and too big after all (a field of several values per entry): used this once, never read again.
+    if (!this.keep(key, order, LARGEST_ORDER_SHARE)) this.tooBig.add(field);
     return order;
   }
 
@@ -187,7 +200,7 @@ export class MatchSets {
       | string
       | null;
     const set = EntrySet.fromList(list, this.maxEntry);
-    this.keep(leaf.key, set);
+    this.keep(leaf.key, set, LARGEST_SHARE);
     return set;
   }
 
@@ -201,9 +214,12 @@ export class MatchSets {
     return kept;
   }
 
-  /** Keeps an item unless it is too big, dropping the least recently used ones past the bound. */
-  private keep(key: string, item: EntrySet | FieldOrder): void {
-    if (item.bytes > this.maxBytes / LARGEST_SHARE) return;
+  /**
+   * Keeps an item unless it is over `1 / share` of the bound, dropping the
+   * least recently used ones past the bound; false if it was not kept.
+   */
+  private keep(key: string, item: EntrySet | FieldOrder, share: number): boolean {
+    if (item.bytes > this.maxBytes / share) return false;
     this.kept.set(key, item);
     this.bytes += item.bytes;
     for (const [oldKey, old] of this.kept) {
@@ -211,6 +227,7 @@ export class MatchSets {
       this.kept.delete(oldKey);
       this.bytes -= old.bytes;
     }
+    return true;
   }
 
   /** Every leaf `evaluate` would read, or null if one of them cannot be a set. */
