@@ -393,7 +393,8 @@ export class IndexReader implements FieldLookup {
             sql: 'SELECT rowid AS entry FROM fts WHERE fts MATCH ?',
             params: [match],
             estimate: Math.min(
-              this.countCapped('SELECT rowid FROM fts WHERE fts MATCH ?', [match]),
+              this.keptSize(predicate) ??
+                this.countCapped('SELECT rowid FROM fts WHERE fts MATCH ?', [match]),
               ESTIMATE_CAP,
             ),
             mayRepeat: false,
@@ -437,7 +438,7 @@ export class IndexReader implements FieldLookup {
     const estimate =
       predicate.kind === 'compare' && predicate.op === '='
         ? this.termCount(range.field, range.params[0] as TermValue)
-        : this.countCapped(sql, params);
+        : Math.min(this.keptSize(predicate) ?? this.countCapped(sql, params), ESTIMATE_CAP);
     return {
       driver: {
         sql,
@@ -448,6 +449,15 @@ export class IndexReader implements FieldLookup {
       },
       residual: null,
     };
+  }
+
+  /**
+   * A leaf's match count from its kept bitmap, or null: a common search
+   * counted in FTS5 (up to ESTIMATE_CAP rowids) cost milliseconds a query
+   * even while its bitmap was kept.
+   */
+  private keptSize(leaf: Predicate): number | null {
+    return this.setPolicy === 'never' ? null : this.sets.keptSize(leaf);
   }
 
   private allEntries(): Driver {

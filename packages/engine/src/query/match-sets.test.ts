@@ -196,6 +196,19 @@ describe('match bitmaps in queries', () => {
     expect(sets.order(downloads, true)?.length).toBe(299);
   });
 
+  it("tells a kept leaf's size (the planner's estimate) for the state it was read in only", async () => {
+    const r = open({ matchSets: 'never' });
+    const sets = new MatchSets(r.connection, r, 1 << 20);
+    const json = search('json');
+    expect(sets.keptSize(json)).toBeNull();
+    const size = sets.evaluate(json).size;
+    expect(size).toBeGreaterThan(0);
+    expect(sets.keptSize(json)).toBe(size);
+    await db.batch([{ Type: 'DELETE', Id: 'packages/0' }]);
+    indexer.runUntilIdle();
+    expect(sets.keptSize(json)).toBeNull();
+  });
+
   it('reads an order too big to keep at most once per state, and none surely too big', () => {
     const r = open({ matchSets: 'never' });
     const downloads = r.fieldId('Downloads')!;

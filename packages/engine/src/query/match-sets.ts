@@ -120,6 +120,17 @@ export class MatchSets {
     return size;
   }
 
+  /**
+   * The size of the leaf's set if it is kept for the current state, else
+   * null: a free, exact estimate where the planner would count in SQL.
+   */
+  keptSize(leaf: Predicate): number | null {
+    this.refresh();
+    const found = this.leafOf(leaf);
+    const kept = found === null ? undefined : this.kept.get(found.key);
+    return kept instanceof EntrySet ? kept.size : null;
+  }
+
   evaluate(where: Predicate): EntrySet {
     switch (where.kind) {
       case 'true':
