@@ -726,7 +726,8 @@ export class IndexReader implements FieldLookup {
    * the run it ends in are kept, and only their next keys are read. The order
    * is the SQL sort's: an entry without the field sorts as NULL (first
    * ascending, last descending), as does a missing next key; full ties go by
-   * entry id.
+   * entry id. (Next keys' text compares by UTF-16 unit, as in orderTies;
+   * SQLite's byte order differs from it only past U+FFFF.)
    */
   private sortByKeptOrder(
     query: IndexQuery,
