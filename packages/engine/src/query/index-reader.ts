@@ -645,25 +645,18 @@ export class IndexReader implements FieldLookup {
       `SELECT t.entry AS entry, t.value AS value FROM terms t WHERE t.field = ? AND ${probe.sql}
        ORDER BY t.value ${direction}, t.entry ${direction}`,
     );
-    const wanted = query.skip + query.take;
-    const seen = new Set<number>();
-    const rows: { entry: number; value: TermValue }[] = [];
+    const page = new WalkPage(query, set);
     let read = 0;
     for (const row of statement.iterate(field, ...probe.params) as IterableIterator<{
       entry: number;
       value: TermValue;
     }>) {
       read++;
-      if (seen.has(row.entry) || (set && !set.has(row.entry))) continue;
-      const last = rows.at(-1);
-      if (rows.length >= wanted && (query.orderBy.length === 1 || (last && !sameTerm(last.value, row.value))))
-        break;
-      seen.add(row.entry);
-      rows.push(row);
+      if (!page.offer(row.entry, row.value)) break;
     }
     // A field walked this way often enough gets its order kept (see MatchSets.order).
     if (set) this.sets.noteWalked(field, read);
-    return this.walked(query, rows, `${rows.length} entries read in order`);
+    return this.walked(query, page.rows, `${page.rows.length} entries read in order`);
   }
 
   /**
@@ -677,29 +670,21 @@ export class IndexReader implements FieldLookup {
     descending: boolean,
     set: EntrySet,
   ): { entries: number[]; describe: QueryPlanNode } {
-    const wanted = query.skip + query.take;
     const { entries, runStarts } = order;
-    const seen = new Set<number>();
-    const rows: { entry: number; value: number }[] = [];
-    const runCount = runStarts.length - 1;
-    let run = descending ? runCount - 1 : 0;
+    const page = new WalkPage(query, set);
+    let run = descending ? runStarts.length - 2 : 0;
     let passed = 0;
     for (let k = 0; k < entries.length; k++) {
       const at = descending ? entries.length - 1 - k : k;
       if (descending) while (at < (runStarts[run] as number)) run--;
       else while (at >= (runStarts[run + 1] as number)) run++;
-      const entry = entries[at] as number;
       passed++;
-      if (!set.has(entry) || seen.has(entry)) continue;
-      const last = rows.at(-1);
-      if (rows.length >= wanted && (query.orderBy.length === 1 || (last && last.value !== run))) break;
-      seen.add(entry);
-      rows.push({ entry, value: run });
+      if (!page.offer(entries[at] as number, run)) break;
     }
     return this.walked(
       query,
-      rows,
-      `${passed} positions of the kept order passed, ${rows.length} entries taken`,
+      page.rows,
+      `${passed} positions of the kept order passed, ${page.rows.length} entries taken`,
     );
   }
 
@@ -917,6 +902,38 @@ function firstSearch(where: Predicate | null): Extract<Predicate, { kind: 'searc
     }
   }
   return null;
+}
+
+/**
+ * The rows an ordered walk keeps, in walk order: each matching entry once, at
+ * the first value the walk meets it with, until the page is full and, when
+ * later keys order ties, the last value's ties are complete.
+ */
+class WalkPage {
+  readonly rows: { entry: number; value: TermValue }[] = [];
+  private readonly seen = new Set<number>();
+  private readonly wanted: number;
+  private readonly tiesMatter: boolean;
+
+  constructor(
+    query: IndexQuery,
+    /** The matches as a bitmap, or null when the walk's SQL tested them already. */
+    private readonly set: EntrySet | null,
+  ) {
+    this.wanted = query.skip + query.take;
+    this.tiesMatter = query.orderBy.length > 1;
+  }
+
+  /** Offers the walk's next entry and its value; false once the walk can stop. */
+  offer(entry: number, value: TermValue): boolean {
+    if ((this.set && !this.set.has(entry)) || this.seen.has(entry)) return true;
+    const last = this.rows.at(-1);
+    if (this.rows.length >= this.wanted && (!this.tiesMatter || (last && !sameTerm(last.value, value))))
+      return false;
+    this.seen.add(entry);
+    this.rows.push({ entry, value });
+    return true;
+  }
 }
 
 function sameTerm(a: TermValue, b: TermValue): boolean {
