@@ -283,27 +283,50 @@ export class IndexWriter {
 
   // ---- map/reduce ------------------------------------------------------------
 
+  /**
+   * Replaces the batch's documents' map results and re-reduces every group
+   * they touch. A group's stored rows are read before the batch's rows for it
+   * are inserted, and the batch's own rows join it from memory: they are
+   * parsed once and never read back. In a first build most groups are new to
+   * the index, and a new group has no old result to remove either.
+   */
   private applyReduce(sources: readonly string[], mapResults: readonly MapResultRow[]): number {
-    const affected = new Set<string>();
+    // Groups that lose rows of the batch's documents: they had rows, so they have a result.
+    const shrunk = new Set<string>();
     for (const source of sources) {
-      for (const row of this.s.mapResultKeysOf.all(source)) affected.add(row.reduce_key);
+      const old = this.s.mapResultKeysOf.all(source);
+      if (old.length === 0) continue; // a document new to the index
+      for (const row of old) shrunk.add(row.reduce_key);
       this.s.deleteMapResults.run(source);
     }
+    const fresh = new Map<string, MapResultRow[]>();
     for (const row of mapResults) {
-      this.s.insertMapResult.run(row.source, row.key, row.value);
-      affected.add(row.key);
+      const rows = fresh.get(row.key);
+      if (rows) rows.push(row);
+      else fresh.set(row.key, [row]);
     }
     this.reducer ??= createMapper(this.definition, this.limits);
-    const keys = [...affected].sort();
+    const keys = [...new Set([...shrunk, ...fresh.keys()])].sort();
     let written = 0;
     for (let i = 0; i < keys.length; i += REDUCE_CHUNK) {
       const chunk = keys.slice(i, i + REDUCE_CHUNK);
-      const groups = chunk.map((key) =>
-        this.s.mapResultsOfKey.all(key).map((r) => JSON.parse(r.value) as IndexEntry),
-      );
-      const live = chunk.filter((_, j) => (groups[j]?.length ?? 0) > 0);
-      const results = this.reducer.reduce(groups.filter((g) => g.length > 0));
-      this.removeEntriesOf(chunk.map((key) => `r:${key}`));
+      const existing: string[] = [];
+      const live: string[] = [];
+      const groups: IndexEntry[][] = [];
+      for (const key of chunk) {
+        // Stored rows first, then the batch's in batch order: the order the whole group reads back in.
+        const group = this.s.mapResultsOfKey.all(key).map((r) => JSON.parse(r.value) as IndexEntry);
+        if (group.length > 0 || shrunk.has(key)) existing.push(`r:${key}`);
+        for (const row of fresh.get(key) ?? []) {
+          this.s.insertMapResult.run(row.source, row.key, row.value);
+          group.push(JSON.parse(row.value) as IndexEntry);
+        }
+        if (group.length === 0) continue;
+        live.push(key);
+        groups.push(group);
+      }
+      const results = this.reducer.reduce(groups);
+      this.removeEntriesOf(existing);
       live.forEach((key, j) => {
         const result = results[j];
         if (result) this.reduceRows.add(`r:${key}`, null, result, JSON.stringify(result));
