@@ -119,7 +119,7 @@ async function buildDatabase(dir: string): Promise<Built> {
 
   // As the indexer process runs it: batches read and mapped on a second thread while the last one is written.
   const prepareThread = new PrepareThread();
-  const indexer = new DatabaseIndexer(dir, { batchSize: 16_384, prepareThread });
+  const indexer = new DatabaseIndexer(dir, { prepareThread });
   const build = async (definition: IndexDefinition, inline = false) => {
     if (!indexer.reset(definition.Name)) indexer.put(definition);
     const how = inline ? ' (prepared inline)' : '';

@@ -23,8 +23,15 @@ import {
   markWriterOpen,
 } from './writer-marker.js';
 
+/**
+ * Documents per indexing batch: big enough that a batch's terms share B-tree
+ * pages and commits are rare, small enough that a query sees progress about
+ * every second during a big build (see docs/benchmarks.md).
+ */
+export const DEFAULT_INDEXING_BATCH = 16_384;
+
 export interface DatabaseIndexerOptions {
-  /** Most documents read per batch (and per index transaction). Default 8,192. */
+  /** Most documents read per batch (and per index transaction). Default DEFAULT_INDEXING_BATCH. */
   batchSize?: number;
   sandbox?: Partial<SandboxLimits>;
   /**
@@ -76,7 +83,7 @@ export class DatabaseIndexer {
   ) {
     this.docsFile = path.join(databaseDirectory, 'docs.db');
     this.source = new DocumentSource(this.docsFile);
-    this.batchSize = options.batchSize ?? 8_192;
+    this.batchSize = options.batchSize ?? DEFAULT_INDEXING_BATCH;
     this.directory = path.join(databaseDirectory, INDEXES_DIRECTORY);
     fs.mkdirSync(this.directory, { recursive: true });
     for (const file of fs.readdirSync(this.directory)) {
