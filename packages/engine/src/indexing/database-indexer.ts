@@ -24,9 +24,9 @@ import {
 } from './writer-marker.js';
 
 /**
- * Documents per indexing batch: big enough that a batch's terms share B-tree
- * pages and commits are rare, small enough that a query sees progress about
- * every second during a big build (see docs/benchmarks.md).
+ * Documents per indexing batch (one index transaction each): the size
+ * `bench:queries` measures; 8,192 built within noise of it (docs/benchmarks.md).
+ * A query sees a big build move on about once a second.
  */
 export const DEFAULT_INDEXING_BATCH = 16_384;
 

@@ -316,6 +316,7 @@ export class IndexWriter {
       for (const key of chunk) {
         // Stored rows first, then the batch's in batch order: the order the whole group reads back in.
         const group = this.s.mapResultsOfKey.all(key).map((r) => JSON.parse(r.value) as IndexEntry);
+        // A group the index had before this batch: its old result goes.
         if (group.length > 0 || shrunk.has(key)) existing.push(`r:${key}`);
         for (const row of fresh.get(key) ?? []) {
           this.s.insertMapResult.run(row.source, row.key, row.value);
