@@ -291,7 +291,7 @@ export class IndexWriter {
    * the index, and a new group has no old result to remove either.
    */
   private applyReduce(sources: readonly string[], mapResults: readonly MapResultRow[]): number {
-    // Groups that lose rows of the batch's documents: they had rows, so they have a result.
+    // Groups that lose rows of the batch's documents: they had rows, so an old result may exist.
     const shrunk = new Set<string>();
     for (const source of sources) {
       const old = this.s.mapResultKeysOf.all(source);
