@@ -13,6 +13,38 @@ export const NULL_TERM: Buffer = Buffer.alloc(0);
 /** The smallest text value: every number sorts before it, every string at or after it. */
 export const TEXT_LOWER_BOUND = '';
 
+const termRank = (t: TermValue) => (typeof t === 'number' ? 0 : typeof t === 'string' ? 1 : 2);
+
+/** SQLite's order of the values terms are stored as: numbers, then text (by UTF-8 bytes), then blobs. */
+export function compareTerms(a: TermValue, b: TermValue): number {
+  const ra = termRank(a);
+  const rb = termRank(b);
+  if (ra !== rb) return ra - rb;
+  if (typeof a === 'number') return a === b ? 0 : a < (b as number) ? -1 : 1;
+  if (typeof a === 'string') return compareUtf8(a, b as string);
+  return Buffer.compare(a, b as Buffer);
+}
+
+/**
+ * Compares strings in UTF-8 byte order (SQLite's BINARY collation) without encoding them. UTF-16 code units
+ * order the same way except that surrogates (characters from U+10000) sort before U+E000–U+FFFF in UTF-16
+ * and after them in UTF-8.
+ */
+function compareUtf8(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const xSurrogate = x >= 0xd800 && x <= 0xdfff;
+    const ySurrogate = y >= 0xd800 && y <= 0xdfff;
+    if (xSurrogate !== ySurrogate) return xSurrogate ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
 export function termOf(value: unknown, exact: boolean): TermValue | undefined {
   switch (typeof value) {
     case 'string':

@@ -2,7 +2,7 @@ import type { IndexDefinition } from '@rookery/protocol';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { MapResultRow, PreparedBatch } from './batch-preparer.js';
 import { type EntryRows, EntryRowsBuilder } from './entry-rows.js';
-import { NULL_TERM, type TermValue } from './field-values.js';
+import { compareTerms, NULL_TERM, type TermValue } from './field-values.js';
 import { FieldRegistry, searchFieldsOf } from './index-file.js';
 import { createMapper, type IndexEntry, type Mapper } from './mapper.js';
 import type { SandboxLimits } from './sandbox/index.js';
@@ -336,14 +336,4 @@ export class IndexWriter {
     }
     return written;
   }
-}
-
-/** SQLite's order of values: numbers < text < blobs. */
-function compareTerms(a: TermValue, b: TermValue): number {
-  const rank = (v: TermValue) => (typeof v === 'number' ? 0 : typeof v === 'string' ? 1 : 2);
-  const d = rank(a) - rank(b);
-  if (d !== 0) return d;
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
-  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
-  return 0;
 }

@@ -211,12 +211,13 @@ describe('map indexes', () => {
   it('sorts few matches over a kept order as SQL sorts them: null terms, ties, both directions', async () => {
     // 6 matches per tag: a page of 20 is a sort, over the kept order of Rank (bitmaps always; bitmaps once
     // enough sorting was seen, from the third run of a query) or in SQL (never). A page of 3 is a walk.
-    // The next key is unique: entries tied on every key may come in either order (walk or sort).
+    // The next key is unique: entries tied on every key may come in either order (walk or sort). Its first
+    // character orders differently by UTF-16 unit and by UTF-8 byte (SQLite's) for U+FF21 against U+1F600.
     const docs = Array.from({ length: 600 }, (_, i) => ({
       Id: `users/${String(i).padStart(3, '0')}`,
       Document: {
         ...(i % 10 === 0 ? {} : { Rank: [i % 7, (i * 3) % 7] }),
-        Name: `n${String((i * 7919) % 600).padStart(3, '0')}`,
+        Name: `${['n', '\uFF21', '\u{1F600}'][i % 3]}${String((i * 7919) % 600).padStart(3, '0')}`,
         Tag: `g${i % 100}`,
         '@metadata': { '@collection': 'Users' },
       },

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { FacetResult, IndexDefinition, QueryPlanNode } from '@rookery/protocol';
 import { RookeryError } from '@rookery/protocol';
 import type BetterSqlite3 from 'better-sqlite3';
-import { NULL_TERM, type TermValue } from '../indexing/field-values.js';
+import { compareTerms, NULL_TERM, type TermValue } from '../indexing/field-values.js';
 import {
   exactFieldsOf,
   FieldRegistry,
@@ -711,8 +711,8 @@ export class IndexReader implements FieldLookup {
    * the run it ends in are kept, and only their next keys are read. The order
    * is the SQL sort's: an entry without the field sorts as NULL (first
    * ascending, last descending), as does a missing next key; full ties go by
-   * entry id. (Next keys' text compares by UTF-16 unit, as in orderTies;
-   * SQLite's byte order differs from it only past U+FFFF.)
+   * entry id. Next keys compare as SQLite orders terms (compareTerms, text by
+   * UTF-8 byte), as in orderTies.
    */
   private sortByKeptOrder(
     query: IndexQuery,
@@ -947,14 +947,10 @@ function compareSqlSortValues(a: TermValue | null, b: TermValue | null): number 
   return compareTerm(a, b);
 }
 
+/** SQLite's order of values, with a missing value (null) after every term. */
 function compareTerm(a: TermValue | null, b: TermValue | null): number {
-  const rank = (v: TermValue | null) =>
-    v === null ? 3 : typeof v === 'number' ? 0 : typeof v === 'string' ? 1 : 2;
-  const d = rank(a) - rank(b);
-  if (d !== 0) return d;
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
-  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
-  return 0;
+  if (a === null || b === null) return (a === null ? 1 : 0) - (b === null ? 1 : 0);
+  return compareTerms(a, b);
 }
 
 export function describe(predicate: Predicate): QueryPlanNode {

@@ -1,4 +1,11 @@
-import { NULL_TERM, TEXT_LOWER_BOUND, type TermValue, termOf, valuesAt } from '../indexing/field-values.js';
+import {
+  compareTerms,
+  NULL_TERM,
+  TEXT_LOWER_BOUND,
+  type TermValue,
+  termOf,
+  valuesAt,
+} from '../indexing/field-values.js';
 import { ID_FIELD } from '../query/compile-rql.js';
 import type { Predicate, Scalar } from '../query/plan.js';
 
@@ -89,36 +96,4 @@ function inRange(t: TermValue, op: '<' | '<=' | '>' | '>=', value: TermValue): b
     case '<=':
       return (op === '<' ? c < 0 : c <= 0) && (numeric || compareTerms(t, TEXT_LOWER_BOUND) >= 0);
   }
-}
-
-const rank = (t: TermValue) => (typeof t === 'number' ? 0 : typeof t === 'string' ? 1 : 2);
-
-/** SQLite's order of the values terms are stored as: numbers, then text (by UTF-8 bytes), then blobs. */
-export function compareTerms(a: TermValue, b: TermValue): number {
-  const ra = rank(a);
-  const rb = rank(b);
-  if (ra !== rb) return ra - rb;
-  if (typeof a === 'number') return a === b ? 0 : a < (b as number) ? -1 : 1;
-  if (typeof a === 'string') return compareUtf8(a, b as string);
-  return Buffer.compare(a, b as Buffer);
-}
-
-/**
- * Compares strings in UTF-8 byte order (SQLite's BINARY collation) without encoding them. UTF-16 code units
- * order the same way except that surrogates (characters from U+10000) sort before U+E000–U+FFFF in UTF-16
- * and after them in UTF-8.
- */
-function compareUtf8(a: string, b: string): number {
-  if (a === b) return 0;
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    const xSurrogate = x >= 0xd800 && x <= 0xdfff;
-    const ySurrogate = y >= 0xd800 && y <= 0xdfff;
-    if (xSurrogate !== ySurrogate) return xSurrogate ? 1 : -1;
-    return x - y;
-  }
-  return a.length - b.length;
 }
