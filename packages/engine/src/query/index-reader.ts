@@ -541,7 +541,8 @@ export class IndexReader implements FieldLookup {
       return this.walkSorted(query, field, first.descending, set ?? query.where);
     }
     if (first.kind === 'field' && onlyFields && field !== undefined) {
-      const order = kept ?? this.keptOrder(field);
+      // With a bitmap the kept order was looked up above already.
+      const order = set ? kept : this.keptOrder(field);
       if (order) {
         // Candidates only: their order values come from the kept order, not from a seek each.
         const candidates = set ? [...set.entries()] : this.entryNumbers(match.sql, match.params);
