@@ -92,6 +92,14 @@ export interface OpenIndexFileOptions {
   unsynced?: boolean;
 }
 
+/**
+ * 16 KiB pages instead of SQLite's 4 KiB: an index's B-trees take rows in
+ * runs, and with bigger pages a run splits fewer pages and the trees are
+ * shallower. Writing 1M NuGet-like documents into a map index took about a
+ * sixth less time (docs/benchmarks.md). It must be set before the first table.
+ */
+const PAGE_SIZE = 16_384;
+
 /** A writer's page cache: it grows only as the index does, and a big build touches pages all over its B-trees. */
 const WRITER_CACHE_KIB = 256 * 1024;
 const READER_CACHE_KIB = 32 * 1024;
@@ -101,6 +109,7 @@ export function createIndexFile(file: string, definition: IndexDefinition): Bett
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const db = new BetterSqlite3(file);
   try {
+    db.pragma(`page_size = ${PAGE_SIZE}`);
     db.pragma('journal_mode = WAL');
     // An index is derived data: after a power loss it may lose its last batches
     // and re-index them from docs.db, but it is never torn (WAL commits are atomic).
