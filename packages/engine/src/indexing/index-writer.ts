@@ -1,6 +1,7 @@
 import type { IndexDefinition } from '@rookery/protocol';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { MapResultRow, PreparedBatch } from './batch-preparer.js';
+import { ChunkedInsert } from './chunked-insert.js';
 import { type EntryRows, EntryRowsBuilder } from './entry-rows.js';
 import { compareTerms, NULL_TERM, type TermValue } from './field-values.js';
 import { FieldRegistry, searchFieldsOf } from './index-file.js';
@@ -9,8 +10,6 @@ import type { SandboxLimits } from './sandbox/index.js';
 import type { SortedTerms } from './term-buffer.js';
 
 const MAX_STORED_ERRORS = 500;
-/** Terms are inserted this many rows per statement: one call into SQLite instead of 64. */
-const TERM_ROWS_PER_INSERT = 64;
 const REDUCE_CHUNK = 1_000;
 
 export interface BatchOutcome {
@@ -37,7 +36,8 @@ export class IndexWriter {
   private readonly s;
   /** Term counter changes of the batch, per field id and value (the null term is the one NULL_TERM key). */
   private readonly deltas = new Map<number, Map<TermValue, number>>();
-  private readonly insertTerms: BetterSqlite3.Statement;
+  private readonly insertTerms: ChunkedInsert;
+  private readonly addCounts: ChunkedInsert;
   private entryDelta = 0;
   /** A map/reduce index's reduce (tenant code: in a sandbox for JavaScript), started on first use. */
   private reducer: Mapper | null = null;
@@ -54,8 +54,14 @@ export class IndexWriter {
     this.reduceRows = new EntryRowsBuilder(definition);
     const searchFields = searchFieldsOf(definition);
     this.searchColumns = searchFields.length;
-    this.insertTerms = db.prepare(
-      `INSERT OR IGNORE INTO terms (field, value, entry) VALUES ${Array(TERM_ROWS_PER_INSERT).fill('(?, ?, ?)').join(', ')}`,
+    this.insertTerms = new ChunkedInsert(
+      db,
+      'INSERT OR IGNORE INTO terms (field, value, entry) VALUES $rows',
+    );
+    this.addCounts = new ChunkedInsert(
+      db,
+      `INSERT INTO term_counts (field, value, count) VALUES $rows
+       ON CONFLICT (field, value) DO UPDATE SET count = count + excluded.count`,
     );
     this.s = {
       getMeta: db.prepare<[string], { value: number | string }>('SELECT value FROM meta WHERE key = ?'),
@@ -74,9 +80,6 @@ export class IndexWriter {
       insertEntry: db.prepare<[number, string, string | null, string | null]>(
         'INSERT INTO entries (id, source, doc_id, stored) VALUES (?, ?, ?, ?)',
       ),
-      insertTerm: db.prepare<[number, TermValue, number]>(
-        'INSERT OR IGNORE INTO terms (field, value, entry) VALUES (?, ?, ?)',
-      ),
       insertSpatial: db.prepare<[number, number, number, number]>(
         'INSERT INTO spatial (entry, field, lat, lng) VALUES (?, ?, ?, ?)',
       ),
@@ -87,10 +90,6 @@ export class IndexWriter {
                VALUES (?${', ?'.repeat(searchFields.length)})`,
             )
           : null,
-      addCount: db.prepare<[number, TermValue, number]>(
-        `INSERT INTO term_counts (field, value, count) VALUES (?, ?, ?)
-         ON CONFLICT (field, value) DO UPDATE SET count = count + excluded.count`,
-      ),
       dropEmptyCount: db.prepare<[number, TermValue]>(
         'DELETE FROM term_counts WHERE field = ? AND value = ? AND count <= 0',
       ),
@@ -137,6 +136,8 @@ export class IndexWriter {
       // Field ids given inside the rolled-back transaction do not exist any more.
       this.deltas.clear();
       this.entryDelta = 0;
+      this.insertTerms.discard();
+      this.addCounts.discard();
       this.reduceRows.reset();
       // A reduce that hit a sandbox limit leaves its isolate unusable: the next batch starts a fresh one.
       this.reducer?.dispose();
@@ -220,25 +221,16 @@ export class IndexWriter {
   }
 
   /**
-   * Inserts one field's sorted terms, TERM_ROWS_PER_INSERT rows per
-   * statement, and counts them on the way: in key order the rows of one term
-   * are a run, so its counter changes by the run's length (one update per
-   * distinct term, not per row).
+   * Inserts one field's sorted terms and counts them on the way: in key
+   * order the rows of one term are a run, so its counter changes by the
+   * run's length (one update per distinct term, not per row).
    */
   private insertFieldTerms(field: number, terms: SortedTerms, first: number): void {
-    const chunk: (number | TermValue)[] = [];
-    const push = (value: TermValue, entry: number) => {
-      chunk.push(field, value, first + entry);
-      if (chunk.length === TERM_ROWS_PER_INSERT * 3) {
-        this.insertTerms.run(chunk);
-        chunk.length = 0;
-      }
-    };
     const insertSorted = (values: ArrayLike<number | string>, entries: Uint32Array) => {
       let runStart = 0;
       for (let i = 0; i < values.length; i++) {
         const value = values[i]!;
-        push(value, entries[i]!);
+        this.insertTerms.add(field, value, first + entries[i]!);
         if (i + 1 === values.length || values[i + 1] !== value) {
           this.countDelta(field, value, i + 1 - runStart);
           runStart = i + 1;
@@ -247,10 +239,9 @@ export class IndexWriter {
     };
     insertSorted(terms.numbers, terms.numberEntries);
     insertSorted(terms.strings, terms.stringEntries);
-    for (const entry of terms.nullEntries) push(NULL_TERM, entry);
+    for (const entry of terms.nullEntries) this.insertTerms.add(field, NULL_TERM, first + entry);
     if (terms.nullEntries.length > 0) this.countDelta(field, NULL_TERM, terms.nullEntries.length);
-    for (let i = 0; i < chunk.length; i += 3)
-      this.s.insertTerm.run(field, chunk[i + 1]!, chunk[i + 2] as number);
+    this.insertTerms.flush();
   }
 
   /** Adds to a term's pending counter change (an inserted term adds, a removed one subtracts). */
@@ -265,15 +256,22 @@ export class IndexWriter {
     values.set(key, (values.get(key) ?? 0) + delta);
   }
 
-  /** Counters once per batch: one upsert per distinct term touched, however many entries touched it. */
+  /**
+   * Counters once per batch: one upsert per distinct term touched, however
+   * many entries touched it. Counters that went down are then dropped if
+   * they reached zero.
+   */
   private flushCounts(): void {
+    const lowered: { field: number; value: TermValue }[] = [];
     for (const [field, values] of this.deltas) {
       for (const [value, delta] of values) {
         if (delta === 0) continue;
-        this.s.addCount.run(field, value, delta);
-        if (delta < 0) this.s.dropEmptyCount.run(field, value);
+        this.addCounts.add(field, value, delta);
+        if (delta < 0) lowered.push({ field, value });
       }
     }
+    this.addCounts.flush();
+    for (const { field, value } of lowered) this.s.dropEmptyCount.run(field, value);
     this.deltas.clear();
     if (this.entryDelta !== 0) {
       this.s.setMeta.run(Number(this.s.getMeta.get('entries')?.value ?? 0) + this.entryDelta, 'entries');
