@@ -6,16 +6,17 @@ const ROWS_PER_STATEMENT = 64;
 
 /**
  * An INSERT of (integer, term, integer) rows, sent to SQLite 64 rows per
- * statement; rows left over at `flush` go one by one. A call into SQLite
- * costs about as much as a row of an index's tables, so a batch's
- * hundreds of thousands of term and counter rows are worth grouping.
+ * statement; rows left over at `flush` go one by one. Each call into
+ * SQLite has a fixed cost (binding, stepping, resetting) that a batch's
+ * hundreds of thousands of term and counter rows would otherwise pay
+ * row by row.
  * `sql` is everything but the VALUES list's rows, with `$rows` where
  * they go, e.g. `INSERT INTO t (a, b, c) VALUES $rows`.
  */
 export class ChunkedInsert {
   private readonly many: BetterSqlite3.Statement;
   private readonly one: BetterSqlite3.Statement;
-  private readonly pending: (number | TermValue)[] = [];
+  private readonly pending: TermValue[] = [];
 
   constructor(db: BetterSqlite3.Database, sql: string) {
     this.many = db.prepare(sql.replace('$rows', Array(ROWS_PER_STATEMENT).fill('(?, ?, ?)').join(', ')));
