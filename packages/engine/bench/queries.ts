@@ -25,7 +25,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { generatePackages, PACKAGES_SEARCH_INDEX, TAGS } from '@rookery/datagen';
+import { generatePackages, TAGS } from '@rookery/datagen';
 import type { IndexDefinition } from '@rookery/protocol';
 import { Database } from '../src/database.js';
 import { DatabaseIndexer } from '../src/indexing/database-indexer.js';
@@ -33,6 +33,7 @@ import { INDEXES_DIRECTORY, indexFileName } from '../src/indexing/index-file.js'
 import { PrepareThread } from '../src/indexing/prepare-thread.js';
 import { IndexReader } from '../src/query/index-reader.js';
 import type { IndexQuery, Predicate } from '../src/query/plan.js';
+import { BY_FIELDS_INDEX, SEARCH_INDEX } from './nuget-indexes.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -50,25 +51,8 @@ const KEEP_DIR = (() => {
 const log = (message: string) =>
   process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
 
-const mapIndex: IndexDefinition = {
-  Name: 'Packages/ByFields',
-  Maps: [
-    {
-      Collection: 'Packages',
-      Fields: {
-        PackageId: 'PackageId',
-        IsPrerelease: 'IsPrerelease',
-        DownloadCount: 'DownloadCount',
-        Created: 'Created',
-        Tags: 'Tags',
-        Query: ['Tags', 'Title', 'PackageId'],
-      },
-    },
-  ],
-  Fields: { Query: { Indexing: 'Search' } },
-};
-
-const searchIndex: IndexDefinition = PACKAGES_SEARCH_INDEX;
+const mapIndex = BY_FIELDS_INDEX;
+const searchIndex = SEARCH_INDEX;
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;

@@ -1,0 +1,166 @@
+// pnpm bench:index-build --docs-dir D [--index map|mapreduce] [--rounds N] [--against CHECKOUT]
+//
+// Builds one of bench:queries' two indexes from scratch over D/docs.db, the
+// way the indexer process does (DatabaseIndexer.step() with its prepare
+// thread), and prints docs/s. D is a database kept by
+// `pnpm bench:queries --dir D`; the build runs on a copy, so D stays as it is.
+//
+// --against CHECKOUT alternates builds by this working tree and by another
+// one of Rookery (e.g. `git worktree add ../before HEAD~1` and
+// `pnpm install` there), each in a fresh process, N rounds (default 2), and
+// prints both sides and the ratio of their medians: old and new side by side
+// in one run, as the machines here are too noisy to compare separate runs.
+//
+// Stages go to stderr; the last stdout line is one JSON object.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import { BY_FIELDS_INDEX, SEARCH_INDEX } from './nuget-indexes.js';
+
+const ArgsSchema = z.object({
+  'docs-dir': z
+    .string({ error: '--docs-dir D is required: a database kept by pnpm bench:queries --dir D' })
+    .min(1),
+  index: z.enum(['map', 'mapreduce']).default('map'),
+  rounds: z.coerce.number().int().min(1).max(20).default(2),
+  against: z.string().min(1).optional(),
+  /** Internal: one build with the code of this checkout (the child processes). */
+  code: z.string().min(1).optional(),
+});
+type Args = z.infer<typeof ArgsSchema>;
+
+const THIS_CHECKOUT = path.resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+const log = (message: string) =>
+  process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
+
+function parseArgs(argv: readonly string[]): Args {
+  const raw: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i += 2) {
+    const name = argv[i]!;
+    if (!name.startsWith('--') || argv[i + 1] === undefined) {
+      throw new Error(
+        `expected --name value pairs, got ${JSON.stringify(name)}; see the comment at the top of index-build.ts`,
+      );
+    }
+    raw[name.slice(2)] = argv[i + 1]!;
+  }
+  const parsed = ArgsSchema.strict().safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map(
+      (i) => (i.path.length > 0 ? `${i.path.join('.')}: ` : '') + i.message,
+    );
+    throw new Error(problems.join('; '));
+  }
+  return parsed.data;
+}
+
+/** One build in this process with the engine of `checkout`; returns docs/s. */
+async function buildOnce(checkout: string, docsDir: string, index: Args['index']): Promise<number> {
+  const engine = path.join(checkout, 'packages/engine/src/indexing');
+  const load = (file: string) => import(pathToFileURL(path.join(engine, file)).href);
+  const { DatabaseIndexer } = await load('database-indexer.ts');
+  const { PrepareThread } = await load('prepare-thread.ts');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rookery-index-build-'));
+  try {
+    // The WAL too: a kept database may not have been checkpointed.
+    for (const file of ['docs.db', 'docs.db-wal']) {
+      const from = path.join(docsDir, file);
+      if (fs.existsSync(from)) fs.copyFileSync(from, path.join(dir, file));
+    }
+    const prepareThread = new PrepareThread();
+    const indexer = new DatabaseIndexer(dir, { prepareThread });
+    indexer.put(index === 'map' ? BY_FIELDS_INDEX : SEARCH_INDEX);
+    const started = performance.now();
+    let done = 0;
+    for (;;) {
+      const progress: { documents: number }[] = await indexer.step();
+      if (progress.length === 0) break;
+      done += progress.reduce((sum, p) => sum + p.documents, 0);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    indexer.close();
+    await prepareThread.close();
+    if (done === 0)
+      throw new Error(
+        `no documents were indexed: is ${path.join(docsDir, 'docs.db')} a bench:queries database?`,
+      );
+    return Math.round(done / seconds);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** One build in a fresh process (so no side inherits the other's heap, caches or JIT state). */
+function buildInChild(checkout: string, args: Args): number {
+  const child = spawnSync(
+    process.execPath,
+    [
+      ...process.execArgv,
+      fileURLToPath(import.meta.url),
+      '--docs-dir',
+      args['docs-dir'],
+      '--index',
+      args.index,
+      '--code',
+      checkout,
+    ],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 20 },
+  );
+  const last = child.stdout.trim().split('\n').at(-1) ?? '';
+  if (child.status !== 0) throw new Error(`the build with ${checkout} failed (exit ${child.status})`);
+  return (JSON.parse(last) as { docs_per_s: number }).docs_per_s;
+}
+
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : Math.round((sorted[mid - 1]! + sorted[mid]!) / 2);
+};
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const docsDir = path.resolve(args['docs-dir']);
+  if (!fs.existsSync(path.join(docsDir, 'docs.db'))) {
+    throw new Error(`no docs.db in ${docsDir}: keep one with pnpm bench:queries --docs N --dir ${docsDir}`);
+  }
+  if (args.code) {
+    console.log(
+      JSON.stringify({ docs_per_s: await buildOnce(path.resolve(args.code), docsDir, args.index) }),
+    );
+    return;
+  }
+  const sides = args.against ? [THIS_CHECKOUT, path.resolve(args.against)] : [THIS_CHECKOUT];
+  const rates: number[][] = sides.map(() => []);
+  for (let round = 1; round <= args.rounds; round++) {
+    sides.forEach((checkout, i) => {
+      const rate = buildInChild(checkout, args);
+      rates[i]!.push(rate);
+      log(`round ${round}, ${checkout}: ${rate.toLocaleString('en')} docs/s`);
+    });
+  }
+  const [mine, theirs] = rates.map(median);
+  console.log(
+    JSON.stringify({
+      bench: 'index-build',
+      index: args.index,
+      docs_per_s: rates[0],
+      median_docs_per_s: mine,
+      ...(args.against
+        ? {
+            against: path.resolve(args.against),
+            against_docs_per_s: rates[1],
+            against_median_docs_per_s: theirs,
+          }
+        : {}),
+      ...(theirs ? { ratio: Math.round((mine! / theirs) * 1000) / 1000 } : {}),
+    }),
+  );
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench:index-build: ${(error as Error).message}\n`);
+  process.exit(1);
+});
