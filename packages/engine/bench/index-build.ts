@@ -57,7 +57,11 @@ function parseArgs(argv: readonly string[]): Args {
   return parsed.data;
 }
 
-/** One build in this process with the engine of `checkout`; returns docs/s. */
+/**
+ * One build in this process with the indexer of `checkout`, imported from
+ * that tree, so its code is what is timed (the definitions are this tree's,
+ * the same on both sides); returns docs/s.
+ */
 async function buildOnce(checkout: string, docsDir: string, index: Args['index']): Promise<number> {
   const engine = path.join(checkout, 'packages/engine/src/indexing');
   const load = (file: string) => import(pathToFileURL(path.join(engine, file)).href);
