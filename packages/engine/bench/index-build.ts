@@ -113,6 +113,7 @@ function buildInChild(checkout: string, args: Args): number {
     ],
     { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 20 },
   );
+  if (child.error) throw new Error(`the build with ${checkout} did not start: ${child.error.message}`);
   const last = child.stdout.trim().split('\n').at(-1) ?? '';
   if (child.status !== 0) throw new Error(`the build with ${checkout} failed (exit ${child.status})`);
   return (JSON.parse(last) as { docs_per_s: number }).docs_per_s;
