@@ -1,4 +1,5 @@
 // pnpm bench:index-build --docs-dir D [--index map|mapreduce] [--rounds N] [--against CHECKOUT]
+//                         [--without FIELD,FIELD...]
 //
 // Builds one of bench:queries' two indexes from scratch over D/docs.db, the
 // way the indexer process does (DatabaseIndexer.step() with its prepare
@@ -11,26 +12,69 @@
 // prints both sides and the ratio of their medians: old and new side by side
 // in one run, as the machines here are too noisy to compare separate runs.
 //
+// --without builds the map index without some of its fields (comma-separated;
+// a map keeps at least one): what each field costs, and, with one cheap field
+// left, about what reading, parsing and storing the entries cost alone.
+//
 // Stages go to stderr; the last stdout line is one JSON object.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { DeclarativeMap, IndexDefinition } from '@rookery/protocol';
 import { z } from 'zod';
 import { BY_FIELDS_INDEX, SEARCH_INDEX } from './nuget-indexes.js';
 
-const ArgsSchema = z.object({
-  'docs-dir': z
-    .string({ error: '--docs-dir D is required: a database kept by pnpm bench:queries --dir D' })
-    .min(1),
-  index: z.enum(['map', 'mapreduce']).default('map'),
-  rounds: z.coerce.number().int().min(1).max(20).default(2),
-  against: z.string().min(1).optional(),
-  /** Internal: one build with the code of this checkout (the child processes). */
-  code: z.string().min(1).optional(),
-});
+/** The map index's fields, which --without may leave out. */
+const MAP_FIELDS = Object.keys((BY_FIELDS_INDEX.Maps[0] as DeclarativeMap).Fields) as [string, ...string[]];
+
+const ArgsSchema = z
+  .object({
+    'docs-dir': z
+      .string({ error: '--docs-dir D is required: a database kept by pnpm bench:queries --dir D' })
+      .min(1),
+    index: z.enum(['map', 'mapreduce']).default('map'),
+    rounds: z.coerce.number().int().min(1).max(20).default(2),
+    against: z.string().min(1).optional(),
+    without: z
+      .string()
+      .transform((list) => list.split(',').map((f) => f.trim()))
+      .pipe(
+        z
+          .array(
+            z.enum(MAP_FIELDS, {
+              error: (issue) =>
+                `${JSON.stringify(issue.input)} is not a field of the map index; its fields are ${MAP_FIELDS.join(', ')}`,
+            }),
+          )
+          .refine((dropped) => MAP_FIELDS.some((f) => !dropped.includes(f)), {
+            message: 'a map keeps at least one field: leave one out of --without',
+          }),
+      )
+      .optional(),
+    /** Internal: one build with the code of this checkout (the child processes). */
+    code: z.string().min(1).optional(),
+  })
+  .strict()
+  .refine((args) => args.without === undefined || args.index === 'map', {
+    path: ['without'],
+    message: '--without leaves out fields of the map index; use it with --index map',
+  });
 type Args = z.infer<typeof ArgsSchema>;
+
+/** The map index without some of its fields (a field's options go with it). */
+function definitionOf(args: Args): IndexDefinition {
+  if (args.index === 'mapreduce') return SEARCH_INDEX;
+  const dropped = new Set<string>(args.without ?? []);
+  const keep = <T>(record: Record<string, T>) =>
+    Object.fromEntries(Object.entries(record).filter(([name]) => !dropped.has(name)));
+  return {
+    ...BY_FIELDS_INDEX,
+    Maps: (BY_FIELDS_INDEX.Maps as DeclarativeMap[]).map((map) => ({ ...map, Fields: keep(map.Fields) })),
+    Fields: keep(BY_FIELDS_INDEX.Fields ?? {}),
+  };
+}
 
 const THIS_CHECKOUT = path.resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 const log = (message: string) =>
@@ -47,7 +91,7 @@ function parseArgs(argv: readonly string[]): Args {
     }
     raw[name.slice(2)] = argv[i + 1]!;
   }
-  const parsed = ArgsSchema.strict().safeParse(raw);
+  const parsed = ArgsSchema.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.map(
       (i) => (i.path.length > 0 ? `${i.path.join('.')}: ` : '') + i.message,
@@ -62,7 +106,7 @@ function parseArgs(argv: readonly string[]): Args {
  * that tree, so its code is what is timed (the definitions are this tree's,
  * the same on both sides); returns docs/s.
  */
-async function buildOnce(checkout: string, docsDir: string, index: Args['index']): Promise<number> {
+async function buildOnce(checkout: string, docsDir: string, definition: IndexDefinition): Promise<number> {
   const engine = path.join(checkout, 'packages/engine/src/indexing');
   const load = (file: string) => import(pathToFileURL(path.join(engine, file)).href);
   const { DatabaseIndexer } = await load('database-indexer.ts');
@@ -76,7 +120,7 @@ async function buildOnce(checkout: string, docsDir: string, index: Args['index']
     }
     const prepareThread = new PrepareThread();
     const indexer = new DatabaseIndexer(dir, { prepareThread });
-    indexer.put(index === 'map' ? BY_FIELDS_INDEX : SEARCH_INDEX);
+    indexer.put(definition);
     const started = performance.now();
     let done = 0;
     for (;;) {
@@ -108,6 +152,7 @@ function buildInChild(checkout: string, args: Args): number {
       args['docs-dir'],
       '--index',
       args.index,
+      ...(args.without ? ['--without', args.without.join(',')] : []),
       '--code',
       checkout,
     ],
@@ -133,7 +178,7 @@ async function main(): Promise<void> {
   }
   if (args.code) {
     console.log(
-      JSON.stringify({ docs_per_s: await buildOnce(path.resolve(args.code), docsDir, args.index) }),
+      JSON.stringify({ docs_per_s: await buildOnce(path.resolve(args.code), docsDir, definitionOf(args)) }),
     );
     return;
   }
@@ -151,6 +196,7 @@ async function main(): Promise<void> {
     JSON.stringify({
       bench: 'index-build',
       index: args.index,
+      ...(args.without ? { without: args.without } : {}),
       docs_per_s: rates[0],
       median_docs_per_s: mine,
       ...(args.against
