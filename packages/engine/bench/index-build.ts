@@ -63,7 +63,7 @@ const ArgsSchema = z
   });
 type Args = z.infer<typeof ArgsSchema>;
 
-/** The map index without some of its fields (a field's options go with it). */
+/** The index to build: the map/reduce index as it is, or the map index without the --without fields and their options. */
 function definitionOf(args: Args): IndexDefinition {
   if (args.index === 'mapreduce') return SEARCH_INDEX;
   const dropped = new Set<string>(args.without ?? []);
