@@ -8,6 +8,7 @@ import {
   type DatabaseStats,
   DEFAULT_SWEEP_LIMIT,
   type HiLoResponse,
+  type IndexBuildProgress,
   type IndexDefinition,
   IndexDefinitionSchema,
   MAX_SWEEP_LIMIT,
@@ -18,6 +19,7 @@ import {
 import BetterSqlite3 from 'better-sqlite3';
 import { changeVectorOf, documentJsonOf } from './document-shape.js';
 import { idKey, NODE_TAG } from './ids.js';
+import { indexProgressOf, type ProgressOptions } from './indexing/index-progress.js';
 import { sweepDue } from './lifecycle.js';
 import { TransactionMerger } from './merger.js';
 import type { MirrorLogger, MirrorOptions } from './mirror/options.js';
@@ -331,6 +333,15 @@ export class Database {
     if (collections === null) return true;
     const statement = this.reads().changedInCollection;
     return collections.some((c) => statement.get({ c: this.canonicalCollection(c), e: etag }) !== undefined);
+  }
+
+  /** How many of `collections`' documents were written after `etag`: an index's progress (see index-progress.ts). */
+  progressAfter(
+    collections: readonly string[] | null,
+    etag: number,
+    options: ProgressOptions,
+  ): IndexBuildProgress {
+    return indexProgressOf(this.sqlite, collections, etag, options);
   }
 
   private canonicalCollection(collection: string): string {

@@ -118,12 +118,26 @@ export type IndexDefinition = z.infer<typeof IndexDefinitionSchema>;
 
 export type IndexKind = 'Map' | 'MapReduce' | 'AutoMap';
 
+/**
+ * How far a stale index has got: the documents it covers (its collections'
+ * documents, archived ones only if the index includes them) and how many of
+ * them were written after its last etag. Exact up to 10,000 left, estimated
+ * above (`IsEstimate`). Deletions still to apply are not counted.
+ */
+export interface IndexBuildProgress {
+  TotalDocuments: number;
+  DocumentsToProcess: number;
+  IsEstimate: boolean;
+}
+
 export interface IndexStats {
   Name: string;
   Type: IndexKind;
   Collections: string[];
   LastIndexedEtag: number;
   IsStale: boolean;
+  /** Null when the index is not stale. */
+  Progress: IndexBuildProgress | null;
   EntriesCount: number;
   ErrorsCount: number;
   Errors: { Document: string | null; Error: string; At: string }[];

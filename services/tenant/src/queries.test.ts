@@ -166,7 +166,13 @@ describe('queries', () => {
     const list = await call('GET', '/databases/shop/indexes');
     expect((list.json.Results as { Name: string }[]).map((r) => r.Name)).toContain('Users/Search');
     const stats = await call('GET', '/databases/shop/indexes/stats?name=users/search');
-    expect(stats.json).toMatchObject({ Name: 'Users/Search', IsStale: false, ErrorsCount: 0, Type: 'Map' });
+    expect(stats.json).toMatchObject({
+      Name: 'Users/Search',
+      IsStale: false,
+      Progress: null,
+      ErrorsCount: 0,
+      Type: 'Map',
+    });
   });
 
   it('resets and deletes indexes', async () => {

@@ -1,6 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { type IndexDefinition, type IndexStats, RookeryError } from '@rookery/protocol';
+import {
+  type IndexBuildProgress,
+  type IndexDefinition,
+  type IndexStats,
+  RookeryError,
+} from '@rookery/protocol';
 import type BetterSqlite3 from 'better-sqlite3';
 import { BatchPreparer, type PreparedBatch } from './batch-preparer.js';
 import { DocumentSource } from './document-source.js';
@@ -11,6 +16,7 @@ import {
   openIndexFile,
   readDefinition,
 } from './index-file.js';
+import type { ProgressOptions } from './index-progress.js';
 import { type BatchOutcome, IndexWriter } from './index-writer.js';
 import { createMapper } from './mapper.js';
 import { type Prepared, PrepareError, type PrepareRequest, type PrepareThread } from './prepare-thread.js';
@@ -256,7 +262,7 @@ export class DatabaseIndexer {
   stats(name: string): IndexStats | null {
     const loaded = this.indexes.get(name.toLowerCase());
     if (!loaded) return null;
-    return indexStatsOf(loaded.db, (collections, etag) => this.source.hasChangesAfter(collections, etag));
+    return indexStatsOf(loaded.db, this.source);
   }
 
   close(): void {
@@ -310,11 +316,18 @@ export function removeIndexFiles(file: string): void {
   fs.rmSync(markerFileOf(file), { force: true });
 }
 
+/** What index stats read of a database's documents: `Database` in the tenant, `DocumentSource` in the indexer. */
+export interface IndexedDocuments {
+  hasChangesAfter(collections: readonly string[] | null, etag: number): boolean;
+  progressAfter(
+    collections: readonly string[] | null,
+    etag: number,
+    options: ProgressOptions,
+  ): IndexBuildProgress;
+}
+
 /** Index stats read from the index file (by the indexer or by a reader). */
-export function indexStatsOf(
-  db: BetterSqlite3.Database,
-  hasChangesAfter: (collections: readonly string[] | null, etag: number) => boolean,
-): IndexStats {
+export function indexStatsOf(db: BetterSqlite3.Database, documents: IndexedDocuments): IndexStats {
   const meta = new Map(
     (db.prepare('SELECT key, value FROM meta').all() as { key: string; value: string | number }[]).map(
       (r) => [r.key, r.value],
@@ -323,6 +336,7 @@ export function indexStatsOf(
   const definition = JSON.parse(String(meta.get('definition'))) as IndexDefinition;
   const lastEtag = Number(meta.get('last_etag') ?? 0);
   const collections = collectionsOf(definition);
+  const stale = documents.hasChangesAfter(collections, lastEtag);
   const errors = db.prepare('SELECT at, document, error FROM errors ORDER BY id DESC LIMIT 20').all() as {
     at: number;
     document: string | null;
@@ -334,7 +348,12 @@ export function indexStatsOf(
     Type: definition.Name.startsWith('Auto/') ? 'AutoMap' : definition.Reduce ? 'MapReduce' : 'Map',
     Collections: collections ?? ['@all_docs'],
     LastIndexedEtag: lastEtag,
-    IsStale: hasChangesAfter(collections, lastEtag),
+    IsStale: stale,
+    Progress: stale
+      ? documents.progressAfter(collections, lastEtag, {
+          includeArchived: definition.IncludeArchived === true,
+        })
+      : null,
     EntriesCount: Number(meta.get('entries') ?? 0),
     ErrorsCount: errorsCount,
     Errors: errors.map((e) => ({ Document: e.document, Error: e.error, At: new Date(e.at).toISOString() })),

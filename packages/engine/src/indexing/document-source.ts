@@ -1,5 +1,7 @@
+import type { IndexBuildProgress } from '@rookery/protocol';
 import BetterSqlite3 from 'better-sqlite3';
 import { documentOf, isArchived } from '../document-shape.js';
+import { indexProgressOf, type ProgressOptions } from './index-progress.js';
 
 export interface SourceDocument {
   etag: number;
@@ -105,6 +107,15 @@ export class DocumentSource {
     return this.storedSpellings(collections).some(
       (c) => this.changedInCollection.get({ c, e: etag }) !== undefined,
     );
+  }
+
+  /** How many of `collections`' documents were written after `etag` (see index-progress.ts). */
+  progressAfter(
+    collections: readonly string[] | null,
+    etag: number,
+    options: ProgressOptions,
+  ): IndexBuildProgress {
+    return indexProgressOf(this.db, collections, etag, options);
   }
 
   /**

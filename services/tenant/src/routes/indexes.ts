@@ -58,9 +58,7 @@ export function indexRoutes(app: FastifyInstance, context: RouteContext): void {
 function statsOf(queries: DatabaseQueries, name: string): IndexStats {
   const reader = queries.indexes.reader(name);
   if (!reader) throw notFound(queries, name);
-  return indexStatsOf(reader.connection, (collections, etag) =>
-    queries.db.hasChangesAfter(collections, etag),
-  );
+  return indexStatsOf(reader.connection, queries.db);
 }
 
 function notFound(queries: DatabaseQueries, name: string): RookeryError {
