@@ -101,7 +101,7 @@ function estimateLeft(
   afterEtag: number,
   covered: number,
 ): number {
-  // Two statements: SQLite answers a lone min() or max() from the index, not both in one query.
+  // One seek at each end of the collection's (collection, etag) entries: min() and max() in one query would scan.
   const edge = (order: 'ASC' | 'DESC') =>
     docs
       .prepare<[string], { etag: number }>(
