@@ -24,6 +24,7 @@ function put(collection: string, n: number, metadata: Record<string, unknown> = 
 /** Orders and Users written alternately, as one bulk write spreads a collection over the etags. */
 beforeEach(async () => {
   tmp = makeTempDir();
+  now = Date.parse('2026-11-01T10:00:00Z');
   db = Database.create(tmp.dir, 'shop', { clock: () => now });
   const commands: Command[] = [];
   for (let n = 1; n <= ORDERS; n++) commands.push(put('Orders', n), put('Users', n));
