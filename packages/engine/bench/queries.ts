@@ -51,9 +51,6 @@ const KEEP_DIR = (() => {
 const log = (message: string) =>
   process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
 
-const mapIndex = BY_FIELDS_INDEX;
-const searchIndex = SEARCH_INDEX;
-
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
@@ -121,10 +118,10 @@ async function buildDatabase(dir: string): Promise<Built> {
     return rate;
   };
   // With --inline, each index is built a second time right after, the old way, for a ratio in one run.
-  const mapRate = await build(mapIndex);
-  const mapInlineRate = INLINE ? await build(mapIndex, true) : null;
-  const reduceRate = await build(searchIndex);
-  const reduceInlineRate = INLINE ? await build(searchIndex, true) : null;
+  const mapRate = await build(BY_FIELDS_INDEX);
+  const mapInlineRate = INLINE ? await build(BY_FIELDS_INDEX, true) : null;
+  const reduceRate = await build(SEARCH_INDEX);
+  const reduceInlineRate = INLINE ? await build(SEARCH_INDEX, true) : null;
   for (const name of indexer.names) {
     const errors = indexer.stats(name)?.ErrorsCount ?? 0;
     if (errors > 0) throw new Error(`${name} has ${errors} indexing errors`);
@@ -152,8 +149,8 @@ async function main(): Promise<void> {
     const { mapRate, reduceRate, mapInlineRate, reduceInlineRate, ids } = figures;
 
     const open = (name: string) => new IndexReader(path.join(dir, INDEXES_DIRECTORY, indexFileName(name)));
-    const search = open(searchIndex.Name);
-    const byFields = open(mapIndex.Name);
+    const search = open(SEARCH_INDEX.Name);
+    const byFields = open(BY_FIELDS_INDEX.Name);
     const notPrerelease: Predicate = { kind: 'compare', field: 'IsPrerelease', op: '=', value: false };
     const listing = (where: Predicate, page: number): IndexQuery => ({
       where,
@@ -178,7 +175,7 @@ async function main(): Promise<void> {
     check('search', search.run(listing(withSearch(common[0] ?? 'json', 'or'), 0)).total);
 
     if (process.argv.includes('--per-tag')) {
-      const file = path.join(dir, INDEXES_DIRECTORY, indexFileName(searchIndex.Name));
+      const file = path.join(dir, INDEXES_DIRECTORY, indexFileName(SEARCH_INDEX.Name));
       const sqlOnly = new IndexReader(file, { matchSets: 'never' });
       const bitmaps = new IndexReader(file);
       const ms = (run: () => unknown) => {
