@@ -28,7 +28,7 @@ export { parseInput } from './input.js';
 export { type OpenControlStoreOptions, openControlStore } from './open.js';
 export { type ControlPaths, controlPaths } from './paths.js';
 export type { ControlStore, CreatePrincipalInput, CreateTenantInput } from './store/control-store.js';
-export { TOTP_STEPS_KEPT } from './store/kysely-store.js';
 export { openPostgresControlStore, type PostgresControlStoreOptions } from './store/postgres.js';
 export { openSqliteControlStore, type SqliteControlStoreOptions } from './store/sqlite.js';
+export { TOTP_STEPS_KEPT } from './store/two-factor.js';
 export * from './store/types.js';

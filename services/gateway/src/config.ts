@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { DEFAULT_LIVE_LIMITS } from './live-limits.js';
 import { DEFAULT_SERVER_TIMEOUTS } from './server-timeouts.js';
 import { TENANT_POOL_MAX_SOCKETS } from './tenant-pool.js';
+import { DEFAULT_TWO_FACTOR_LIMIT } from './two-factor.js';
 
 const Milliseconds = z.coerce.number().int().min(0);
 
@@ -49,6 +50,20 @@ export const GatewayConfigSchema = z
         `at most ${TENANT_POOL_MAX_SOCKETS - 1}: the gateway opens ${TENANT_POOL_MAX_SOCKETS} connections to a tenant, and streams must leave some to its other requests`,
       )
       .default(DEFAULT_LIVE_LIMITS.streamsPerTenant),
+    /** TOTP codes a person may try per window, counted for all gateways together (two-factor.ts). */
+    twoFactorMaxAttempts: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(1_000)
+      .default(DEFAULT_TWO_FACTOR_LIMIT.maxAttempts),
+    /** The window those attempts are counted in; a person who used them all waits for its end. */
+    twoFactorWindowSeconds: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 60 * 60)
+      .default(DEFAULT_TWO_FACTOR_LIMIT.windowMs / 1000),
   })
   .refine((c) => c.requestTimeoutMs === 0 || c.headersTimeoutMs <= c.requestTimeoutMs, {
     path: ['headersTimeoutMs'],
@@ -70,6 +85,8 @@ const ENV_NAMES: Record<keyof GatewayConfig, string> = {
   keepAliveTimeoutMs: 'ROOKERY_GATEWAY_KEEPALIVE_TIMEOUT_MS',
   maxSocketsPerTenant: 'ROOKERY_GATEWAY_MAX_SOCKETS_PER_TENANT',
   maxStreamsPerTenant: 'ROOKERY_GATEWAY_MAX_STREAMS_PER_TENANT',
+  twoFactorMaxAttempts: 'ROOKERY_GATEWAY_TWO_FACTOR_MAX_ATTEMPTS',
+  twoFactorWindowSeconds: 'ROOKERY_GATEWAY_TWO_FACTOR_WINDOW_SECONDS',
 };
 
 /** Reads the configuration; a bad value stops start-up with a message naming the variable. */

@@ -33,7 +33,7 @@ import { gatewayError, sendProblem } from './refusal.js';
 import { classifyTenantRoute, isControlPath } from './route-access.js';
 import { applyServerTimeouts, DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from './server-timeouts.js';
 import { TenantPools } from './tenant-pool.js';
-import { SESSION_COOKIE, TwoFactor } from './two-factor.js';
+import { SESSION_COOKIE, TwoFactor, type TwoFactorOptions } from './two-factor.js';
 import { Upgrades } from './upgrade.js';
 
 export interface ServerCertificate {
@@ -64,6 +64,8 @@ export interface GatewayOptions {
   liveSweepMs?: number;
   /** WebSockets and NDJSON streams one tenant may hold open at once (live-limits.ts); DEFAULT_LIVE_LIMITS otherwise. */
   liveLimits?: Partial<LiveLimits>;
+  /** TOTP codes a person may try per window, counted in the control store for every gateway (DEFAULT_TWO_FACTOR_LIMIT). */
+  twoFactorLimit?: TwoFactorOptions['limit'];
   now?: () => number;
 }
 
@@ -100,7 +102,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const log = options.logger;
   const directory = new PrincipalDirectory(options.store, { pollMs: 1_000, cacheMs: 30_000, now });
   await directory.start();
-  const twoFactor = new TwoFactor(options.store, options.masterKey, now);
+  const twoFactor = new TwoFactor(options.store, options.masterKey, { limit: options.twoFactorLimit, now });
   const meter = new UsageMeter(now);
   const pools = new TenantPools();
   const metrics = new GatewayMetrics();

@@ -45,6 +45,10 @@ const gateway = await startGateway({
     socketsPerTenant: config.maxSocketsPerTenant,
     streamsPerTenant: config.maxStreamsPerTenant,
   },
+  twoFactorLimit: {
+    maxAttempts: config.twoFactorMaxAttempts,
+    windowMs: config.twoFactorWindowSeconds * 1000,
+  },
 });
 const stopWatching = watchServerCertificate(paths.serverCertificate, (c) =>
   gateway.rotateServerCertificate(c),

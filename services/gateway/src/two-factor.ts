@@ -1,17 +1,34 @@
 // People's certificates need a second factor: a TOTP code opens a session for
 // a chosen duration, bound to the browser (a cookie) or to the certificate
 // itself (any client holding it). Codes are single-use (the control plane
-// records each accepted time step) and failed attempts are rate-limited.
+// records each accepted time step) and attempts are limited: each code checked
+// takes an attempt from the control store first, so the limit holds for a burst
+// of requests and for every gateway together.
 import crypto from 'node:crypto';
-import { type ControlStore, openTotpSecret, type Principal, type TwoFactorSession } from '@rookery/control';
+import {
+  type ControlStore,
+  openTotpSecret,
+  type Principal,
+  type TwoFactorAttemptLimit,
+  type TwoFactorSession,
+} from '@rookery/control';
 import { verify } from 'otplib';
 
 export const SESSION_COOKIE = 'rookery_2fa';
 const PERIOD_SECONDS = 30;
 /** One period either side: a phone's clock a little off still works. */
 const TOLERANCE_SECONDS = 30;
-const MAX_FAILURES = 5;
-const FAILURE_WINDOW_MS = 5 * 60_000;
+/** 5 codes per 5 minutes: a person mistyping gets through, a guesser gets 1 in 200,000 per window. */
+export const DEFAULT_TWO_FACTOR_LIMIT: Readonly<TwoFactorAttemptLimit> = Object.freeze({
+  maxAttempts: 5,
+  windowMs: 5 * 60_000,
+});
+
+export interface TwoFactorOptions {
+  /** Every gateway on one control store should use the same limit: they share the count. */
+  limit?: TwoFactorAttemptLimit;
+  now?: () => number;
+}
 
 export type Binding = 'browser' | 'certificate';
 
@@ -34,13 +51,17 @@ export function hashToken(token: string): string {
 }
 
 export class TwoFactor {
-  private readonly failures = new Map<string, number[]>();
+  private readonly limit: TwoFactorAttemptLimit;
+  private readonly now: () => number;
 
   constructor(
     private readonly store: ControlStore,
     private readonly masterKey: Buffer,
-    private readonly now: () => number = Date.now,
-  ) {}
+    options: TwoFactorOptions = {},
+  ) {
+    this.limit = options.limit ?? DEFAULT_TWO_FACTOR_LIMIT;
+    this.now = options.now ?? Date.now;
+  }
 
   /** A live session for this request, from its cookie or its certificate; null if there is none. */
   async sessionFor(thumbprint: string, cookieHeader: string | undefined): Promise<TwoFactorSession | null> {
@@ -60,17 +81,6 @@ export class TwoFactor {
     request: { code: string; minutes: number; binding: Binding },
   ): Promise<OpenOutcome> {
     const now = this.now();
-    const recent = (this.failures.get(principal.id) ?? []).filter((t) => t > now - FAILURE_WINDOW_MS);
-    if (recent.length >= MAX_FAILURES) {
-      const retryAfterSeconds = Math.ceil((recent[0]! + FAILURE_WINDOW_MS - now) / 1000);
-      return {
-        ok: false,
-        status: 429,
-        code: 'TooManyTwoFactorAttempts',
-        message: `Too many wrong codes; try again in ${retryAfterSeconds} s.`,
-        retryAfterSeconds,
-      };
-    }
     const sealed = await this.store.getTotpSecret(principal.id);
     if (!sealed) {
       return {
@@ -81,6 +91,20 @@ export class TwoFactor {
           'This person has no authenticator enrolled; an administrator enrols one with `rookery totp enrol`.',
       };
     }
+    // Taken before the code is checked, in one atomic statement of the store: an attempt
+    // counted only after the check would let every request of a burst (and every gateway)
+    // pass the check on the same old count. A replayed code counts too; a right one clears it.
+    const attempt = await this.store.takeTwoFactorAttempt(principal.id, this.limit, now);
+    if (!attempt.allowed) {
+      const retryAfterSeconds = Math.max(1, Math.ceil((attempt.retryAt - now) / 1000));
+      return {
+        ok: false,
+        status: 429,
+        code: 'TooManyTwoFactorAttempts',
+        message: `Too many codes tried (at most ${this.limit.maxAttempts} in ${Math.round(this.limit.windowMs / 1000)} s); try again in ${retryAfterSeconds} s.`,
+        retryAfterSeconds,
+      };
+    }
     const epochSeconds = Math.floor(now / 1000);
     const result = await verify({
       secret: openTotpSecret(this.masterKey, sealed, principal.id),
@@ -89,8 +113,6 @@ export class TwoFactor {
       epochTolerance: TOLERANCE_SECONDS,
     });
     if (!result.valid) {
-      recent.push(now);
-      this.failures.set(principal.id, recent);
       return {
         ok: false,
         status: 401,
@@ -111,7 +133,7 @@ export class TwoFactor {
         message: 'That code was already used; wait for the next one.',
       };
     }
-    this.failures.delete(principal.id);
+    await this.store.clearTwoFactorAttempts(principal.id);
     const token = crypto.randomBytes(32).toString('base64url');
     const session: TwoFactorSession = {
       tokenHash: hashToken(token),

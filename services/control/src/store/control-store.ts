@@ -12,6 +12,8 @@ import type {
   RevokedCertificate,
   Role,
   Tenant,
+  TwoFactorAttempt,
+  TwoFactorAttemptLimit,
   TwoFactorSession,
   UsageRow,
 } from './types.js';
@@ -92,6 +94,21 @@ export interface ControlStore {
    * and also answer false.
    */
   claimTotpStep(principalId: string, step: number): Promise<boolean>;
+  /**
+   * Takes one of the principal's TOTP attempts at `now`, before its code is
+   * checked, atomically across processes: allowed while fewer than
+   * `maxAttempts` were taken in the current window (a window opens with the
+   * first attempt after the previous one ended and lasts `windowMs`), refused
+   * with the end of the window otherwise. However many attempts race, from any
+   * number of gateways, exactly `maxAttempts` per window are allowed.
+   */
+  takeTwoFactorAttempt(
+    principalId: string,
+    limit: TwoFactorAttemptLimit,
+    now: number,
+  ): Promise<TwoFactorAttempt>;
+  /** Forgets the principal's attempts: a code opened a session. */
+  clearTwoFactorAttempts(principalId: string): Promise<void>;
 
   createTwoFactorSession(session: TwoFactorSession): Promise<void>;
   /** The session with this token hash, expired or not (the caller checks expiresAt). */

@@ -10,7 +10,7 @@
 // each other, and other processes just wait their turn (busy_timeout).
 import { randomUUID } from 'node:crypto';
 import { DatabaseNameSchema, RookeryError } from '@rookery/protocol';
-import { type CompiledQuery, type Kysely, type Selectable, sql } from 'kysely';
+import type { CompiledQuery, Kysely, Selectable } from 'kysely';
 import { z } from 'zod';
 import { parseInput as parse } from '../input.js';
 import type { ControlStore, CreatePrincipalInput, CreateTenantInput } from './control-store.js';
@@ -19,9 +19,10 @@ import type {
   ControlSchema,
   PrincipalsTable,
   TenantsTable,
-  TwoFactorSessionsTable,
   UsageMinutesTable,
 } from './schema.js';
+import { bigint, brokenConstraint, corrupt, nullableBigint, principalNotFound, Time, text } from './sql.js';
+import { TwoFactorRecords } from './two-factor.js';
 import {
   type CertificateRecord,
   CertificateRecordSchema,
@@ -36,14 +37,9 @@ import {
   RoleSchema,
   type Tenant,
   TenantIdSchema,
-  type TwoFactorSession,
-  TwoFactorSessionSchema,
   type UsageRow,
   UsageRowSchema,
 } from './types.js';
-
-/** Claimed TOTP steps kept per principal behind the newest one (30 s each: 10 minutes). */
-export const TOTP_STEPS_KEPT = 20;
 
 /** Rows per INSERT in addUsage: 6 parameters a row stays far below both dialects' limits. */
 const USAGE_CHUNK = 500;
@@ -56,23 +52,7 @@ const QuotaPatchSchema = z
     storageBytes: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
   })
   .strict();
-const Time = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const HostIdSchema = z.string().trim().min(1, 'a host id cannot be empty').max(200);
-
-type Constraint = 'unique' | 'foreign-key' | null;
-
-/**
- * Which constraint a driver error broke, for both drivers: better-sqlite3
- * reports SQLITE_CONSTRAINT_* codes, node-postgres the SQLSTATE.
- */
-function brokenConstraint(error: unknown): Constraint {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505') {
-    return 'unique';
-  }
-  if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || code === '23503') return 'foreign-key';
-  return null;
-}
 
 function tenantId(id: string): string {
   const result = TenantIdSchema.safeParse(id);
@@ -101,18 +81,6 @@ const tenantNotFound = (id: string) =>
     'TenantNotFound',
     `There is no tenant "${id}"; list tenants with \`rookery tenant list\`.`,
   );
-const principalNotFound = (id: string) =>
-  new RookeryError('PrincipalNotFound', `There is no principal "${id}" (it may have been deleted).`);
-
-/** A stored row that no longer parses is a corrupt store, not a bad request. */
-function corrupt(what: string, key: string, error: unknown): RookeryError {
-  const reason = error instanceof Error ? error.message : String(error);
-  return new RookeryError(
-    'InternalError',
-    `The control store holds an unreadable ${what} (${key}): ${reason}`,
-  );
-}
-
 function toTenant(row: Selectable<TenantsTable>): Tenant {
   const quota = QuotaSchema.safeParse({
     requestsPerSecond: row.requests_per_second,
@@ -155,18 +123,6 @@ function toCertificate(row: Selectable<CertificatesTable>): CertificateRecord {
   };
 }
 
-function toSession(row: Selectable<TwoFactorSessionsTable>): TwoFactorSession {
-  const binding = row.binding === 'browser' || row.binding === 'certificate' ? row.binding : null;
-  if (binding === null) throw corrupt('two-factor session binding', row.principal_id, row.binding);
-  return {
-    tokenHash: row.token_hash,
-    principalId: row.principal_id,
-    thumbprint: row.thumbprint,
-    binding,
-    expiresAt: row.expires_at,
-  };
-}
-
 function toUsage(row: Selectable<UsageMinutesTable>): UsageRow {
   return {
     tenantId: row.tenant_id,
@@ -177,11 +133,6 @@ function toUsage(row: Selectable<UsageMinutesTable>): UsageRow {
     workUnits: row.work_units,
   };
 }
-
-/** A typed parameter for INSERT … SELECT, where PostgreSQL cannot infer it from the target column. */
-const text = (value: string) => sql<string>`cast(${value} as text)`;
-const bigint = (value: number) => sql<number>`cast(${value} as bigint)`;
-const nullableBigint = (value: number | null) => sql<number | null>`cast(${value} as bigint)`;
 
 /** Runs compiled writes in one transaction, in order; answers each one's affected row count. */
 export type BatchRunner = (queries: readonly CompiledQuery[]) => Promise<number[]>;
@@ -216,6 +167,17 @@ export class KyselyControlStore implements ControlStore {
             counts.push(Number((await trx.executeQuery(query)).numAffectedRows ?? 0));
           return counts;
         }));
+    const twoFactor = new TwoFactorRecords(db, this.now);
+    this.setTotpSecret = twoFactor.setTotpSecret.bind(twoFactor);
+    this.getTotpSecret = twoFactor.getTotpSecret.bind(twoFactor);
+    this.clearTotpSecret = twoFactor.clearTotpSecret.bind(twoFactor);
+    this.claimTotpStep = twoFactor.claimTotpStep.bind(twoFactor);
+    this.takeTwoFactorAttempt = twoFactor.takeTwoFactorAttempt.bind(twoFactor);
+    this.clearTwoFactorAttempts = twoFactor.clearTwoFactorAttempts.bind(twoFactor);
+    this.createTwoFactorSession = twoFactor.createTwoFactorSession.bind(twoFactor);
+    this.findTwoFactorSession = twoFactor.findTwoFactorSession.bind(twoFactor);
+    this.findCertificateSession = twoFactor.findCertificateSession.bind(twoFactor);
+    this.deleteTwoFactorSessions = twoFactor.deleteTwoFactorSessions.bind(twoFactor);
   }
 
   private readonly runBatch: BatchRunner;
@@ -533,139 +495,18 @@ export class KyselyControlStore implements ControlStore {
     return rows.map((r) => ({ serial: r.serial, thumbprint: r.thumbprint, revokedAt: r.revoked_at ?? 0 }));
   }
 
-  // ── TOTP ─────────────────────────────────────────────────────────────────
+  // ── second factor (two-factor.ts) ────────────────────────────────────────
 
-  async setTotpSecret(principalId: string, sealed: string): Promise<void> {
-    const secret = parse(z.string().min(1), sealed, 'sealed TOTP secret');
-    const row = { principal_id: principalId, sealed: secret, updated_at: this.now() };
-    try {
-      await this.db
-        .insertInto('totp_secrets')
-        .values(row)
-        .onConflict((oc) =>
-          oc.column('principal_id').doUpdateSet({ sealed: row.sealed, updated_at: row.updated_at }),
-        )
-        .execute();
-    } catch (error) {
-      if (brokenConstraint(error) === 'foreign-key') throw principalNotFound(principalId);
-      throw error;
-    }
-  }
-
-  async getTotpSecret(principalId: string): Promise<string | null> {
-    const row = await this.db
-      .selectFrom('totp_secrets')
-      .select('sealed')
-      .where('principal_id', '=', principalId)
-      .executeTakeFirst();
-    return row?.sealed ?? null;
-  }
-
-  async clearTotpSecret(principalId: string): Promise<void> {
-    const deleted = await this.db
-      .deleteFrom('totp_secrets')
-      .where('principal_id', '=', principalId)
-      .executeTakeFirst();
-    if (Number(deleted.numDeletedRows) === 0 && !(await this.getPrincipal(principalId))) {
-      throw principalNotFound(principalId);
-    }
-  }
-
-  async claimTotpStep(principalId: string, step: number): Promise<boolean> {
-    const s = parse(Time, step, 'TOTP time step');
-    let inserted: bigint | number;
-    try {
-      // One statement: insert unless this step was claimed (the primary key
-      // makes concurrent claims race to exactly one winner) or is older than
-      // the steps still kept.
-      const result = await this.db
-        .insertInto('totp_steps')
-        .columns(['principal_id', 'step', 'claimed_at'])
-        .expression(
-          this.db
-            .selectNoFrom([
-              text(principalId).as('principal_id'),
-              bigint(s).as('step'),
-              bigint(this.now()).as('claimed_at'),
-            ])
-            .where(({ not, exists, selectFrom }) =>
-              not(
-                exists(
-                  selectFrom('totp_steps')
-                    .select('step')
-                    .where('principal_id', '=', principalId)
-                    .where('step', '>=', s + TOTP_STEPS_KEPT),
-                ),
-              ),
-            ),
-        )
-        .onConflict((oc) => oc.columns(['principal_id', 'step']).doNothing())
-        .executeTakeFirst();
-      inserted = result.numInsertedOrUpdatedRows ?? 0;
-    } catch (error) {
-      if (brokenConstraint(error) === 'foreign-key') throw principalNotFound(principalId);
-      throw error;
-    }
-    if (Number(inserted) === 0) return false;
-    await this.db
-      .deleteFrom('totp_steps')
-      .where('principal_id', '=', principalId)
-      .where('step', '<', s - TOTP_STEPS_KEPT)
-      .execute();
-    return true;
-  }
-
-  // ── two-factor sessions ──────────────────────────────────────────────────
-
-  async createTwoFactorSession(session: TwoFactorSession): Promise<void> {
-    const s = parse(TwoFactorSessionSchema, session, 'two-factor session');
-    try {
-      await this.db
-        .insertInto('two_factor_sessions')
-        .values({
-          token_hash: s.tokenHash,
-          principal_id: s.principalId,
-          thumbprint: s.thumbprint,
-          binding: s.binding,
-          expires_at: s.expiresAt,
-        })
-        .execute();
-    } catch (error) {
-      const broken = brokenConstraint(error);
-      if (broken === 'foreign-key') throw principalNotFound(s.principalId);
-      if (broken === 'unique')
-        throw new RookeryError('InvalidRequest', 'That session token is already in use.');
-      throw error;
-    }
-    // Sessions that ended are of no use to anyone: drop them while we are here.
-    await this.db.deleteFrom('two_factor_sessions').where('expires_at', '<=', this.now()).execute();
-  }
-
-  async findTwoFactorSession(tokenHash: string): Promise<TwoFactorSession | null> {
-    const row = await this.db
-      .selectFrom('two_factor_sessions')
-      .selectAll()
-      .where('token_hash', '=', tokenHash)
-      .executeTakeFirst();
-    return row ? toSession(row) : null;
-  }
-
-  async findCertificateSession(thumbprint: string, now: number): Promise<TwoFactorSession | null> {
-    const row = await this.db
-      .selectFrom('two_factor_sessions')
-      .selectAll()
-      .where('thumbprint', '=', thumbprint)
-      .where('binding', '=', 'certificate')
-      .where('expires_at', '>', now)
-      .orderBy('expires_at', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    return row ? toSession(row) : null;
-  }
-
-  async deleteTwoFactorSessions(principalId: string): Promise<void> {
-    await this.db.deleteFrom('two_factor_sessions').where('principal_id', '=', principalId).execute();
-  }
+  readonly setTotpSecret: TwoFactorRecords['setTotpSecret'];
+  readonly getTotpSecret: TwoFactorRecords['getTotpSecret'];
+  readonly clearTotpSecret: TwoFactorRecords['clearTotpSecret'];
+  readonly claimTotpStep: TwoFactorRecords['claimTotpStep'];
+  readonly takeTwoFactorAttempt: TwoFactorRecords['takeTwoFactorAttempt'];
+  readonly clearTwoFactorAttempts: TwoFactorRecords['clearTwoFactorAttempts'];
+  readonly createTwoFactorSession: TwoFactorRecords['createTwoFactorSession'];
+  readonly findTwoFactorSession: TwoFactorRecords['findTwoFactorSession'];
+  readonly findCertificateSession: TwoFactorRecords['findCertificateSession'];
+  readonly deleteTwoFactorSessions: TwoFactorRecords['deleteTwoFactorSessions'];
 
   // ── usage ────────────────────────────────────────────────────────────────
 

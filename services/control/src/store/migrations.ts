@@ -119,6 +119,21 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
         .execute();
     },
   },
+  // TOTP attempts were counted in each gateway's memory: a burst raced past the
+  // count, and every gateway allowed its own. One row per person, updated by
+  // one atomic statement per attempt, counts them for all gateways.
+  '0002_two_factor_attempts': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('two_factor_attempts')
+        .addColumn('principal_id', 'text', (c) =>
+          c.primaryKey().references('principals.id').onDelete('cascade'),
+        )
+        .addColumn('window_started_at', 'bigint', (c) => c.notNull())
+        .addColumn('attempts', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
 };
 
 class InCodeMigrations implements MigrationProvider {

@@ -65,6 +65,13 @@ export interface TwoFactorSessionsTable {
   expires_at: number;
 }
 
+/** The current window of a person's TOTP attempts (one row per principal). */
+export interface TwoFactorAttemptsTable {
+  principal_id: string;
+  window_started_at: number;
+  attempts: number;
+}
+
 export interface UsageMinutesTable {
   tenant_id: string;
   minute: number;
@@ -83,5 +90,6 @@ export interface ControlSchema {
   totp_secrets: TotpSecretsTable;
   totp_steps: TotpStepsTable;
   two_factor_sessions: TwoFactorSessionsTable;
+  two_factor_attempts: TwoFactorAttemptsTable;
   usage_minutes: UsageMinutesTable;
 }

@@ -5,8 +5,9 @@ import { RookeryError } from '@rookery/protocol';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ControlStore } from './control-store.js';
-import { KyselyControlStore, TOTP_STEPS_KEPT } from './kysely-store.js';
+import { KyselyControlStore } from './kysely-store.js';
 import { appliedMigrations, MIGRATIONS } from './migrations.js';
+import { TOTP_STEPS_KEPT } from './two-factor.js';
 import { type CertificateRecord, DEFAULT_QUOTA, type Principal, type UsageRow } from './types.js';
 
 export interface StoreBacking {
@@ -483,6 +484,74 @@ export function controlStoreContract(factory: StoreFactory): void {
       expect(await store.claimTotpStep(person.id, newest - 3 * TOTP_STEPS_KEPT)).toBe(false);
       expect(await store.claimTotpStep(person.id, newest - TOTP_STEPS_KEPT)).toBe(false);
       expect(await store.claimTotpStep(person.id, newest - TOTP_STEPS_KEPT + 1)).toBe(true);
+    });
+  });
+
+  describe('two-factor attempts', () => {
+    const limit = { maxAttempts: 5, windowMs: 5 * MINUTE };
+
+    it('allows the limit in a window, refuses until it ends, then opens a new window', async () => {
+      const person = await tenantWithAdmin();
+      const taken = [];
+      for (let i = 0; i < 7; i += 1) taken.push(await store.takeTwoFactorAttempt(person.id, limit, T0 + i));
+      expect(taken).toEqual([
+        ...[1, 2, 3, 4, 5].map((attempts) => ({ allowed: true, attempts })),
+        { allowed: false, retryAt: T0 + limit.windowMs },
+        { allowed: false, retryAt: T0 + limit.windowMs },
+      ]);
+      expect(await store.takeTwoFactorAttempt(person.id, limit, T0 + limit.windowMs - 1)).toEqual({
+        allowed: false,
+        retryAt: T0 + limit.windowMs,
+      });
+      const next = T0 + limit.windowMs;
+      expect(await store.takeTwoFactorAttempt(person.id, limit, next)).toEqual({
+        allowed: true,
+        attempts: 1,
+      });
+      expect(await store.takeTwoFactorAttempt(person.id, limit, next + 1)).toEqual({
+        allowed: true,
+        attempts: 2,
+      });
+    });
+
+    it('counts per principal, starts again when cleared, and goes with its principal', async () => {
+      const a = await tenantWithAdmin('acme');
+      const b = await tenantWithAdmin('other');
+      for (let i = 0; i < 5; i += 1) await store.takeTwoFactorAttempt(a.id, limit, T0);
+      expect((await store.takeTwoFactorAttempt(a.id, limit, T0)).allowed).toBe(false);
+      expect(await store.takeTwoFactorAttempt(b.id, limit, T0)).toEqual({ allowed: true, attempts: 1 });
+      await store.clearTwoFactorAttempts(a.id);
+      expect(await store.takeTwoFactorAttempt(a.id, limit, T0 + 1)).toEqual({ allowed: true, attempts: 1 });
+      await store.deletePrincipal(a.id);
+      const left = await kysely(store).db.selectFrom('two_factor_attempts').select('principal_id').execute();
+      expect(left.map((r) => r.principal_id)).toEqual([b.id]);
+      expect((await failure(store.takeTwoFactorAttempt(a.id, limit, T0))).code).toBe('PrincipalNotFound');
+      const bad = [
+        { maxAttempts: 0, windowMs: MINUTE },
+        { maxAttempts: 5, windowMs: 0 },
+        { maxAttempts: 1.5, windowMs: MINUTE },
+      ];
+      for (const l of bad)
+        expect((await failure(store.takeTwoFactorAttempt(b.id, l, T0))).code).toBe('InvalidRequest');
+      expect((await failure(store.takeTwoFactorAttempt(b.id, limit, -1))).code).toBe('InvalidRequest');
+    });
+
+    it('allows exactly the limit of 50 attempts taken at once from two store instances, window after window', async () => {
+      const person = await tenantWithAdmin();
+      const second = await another();
+      for (let round = 0; round < 3; round += 1) {
+        const at = T0 + round * limit.windowMs;
+        const results = await Promise.all(
+          Array.from({ length: 50 }, (_, i) =>
+            (i % 2 === 0 ? store : second).takeTwoFactorAttempt(person.id, limit, at),
+          ),
+        );
+        const allowed = results.filter((r) => r.allowed);
+        expect(allowed.map((r) => (r.allowed ? r.attempts : 0)).sort((x, y) => x - y)).toEqual([
+          1, 2, 3, 4, 5,
+        ]);
+        expect(results.filter((r) => !r.allowed)).toHaveLength(45);
+      }
     });
   });
 

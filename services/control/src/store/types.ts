@@ -90,6 +90,30 @@ export interface TwoFactorSession {
   expiresAt: number;
 }
 
+/**
+ * How many TOTP codes a person may try: at most `maxAttempts` in a window that
+ * opens with the first attempt and lasts `windowMs`; the next window opens with
+ * the first attempt after it ends.
+ */
+export interface TwoFactorAttemptLimit {
+  maxAttempts: number;
+  windowMs: number;
+}
+
+/** takeTwoFactorAttempt's answer: a code may be checked, or not before `retryAt`. */
+export type TwoFactorAttempt = { allowed: true; attempts: number } | { allowed: false; retryAt: number };
+
+export const TwoFactorAttemptLimitSchema: z.ZodType<TwoFactorAttemptLimit> = z
+  .object({
+    maxAttempts: z.number().int().min(1).max(1_000),
+    windowMs: z
+      .number()
+      .int()
+      .min(1_000)
+      .max(24 * 60 * 60_000),
+  })
+  .strict();
+
 /** What a tenant gets unless told otherwise: 200 requests a second, 1 GiB stored. */
 export const DEFAULT_QUOTA: Readonly<Quota> = Object.freeze({
   requestsPerSecond: 200,
