@@ -13,11 +13,13 @@ export { idKey } from './ids.js';
 export {
   collectionsOf,
   DatabaseIndexer,
+  DEFAULT_MAX_INDEXES,
   type IndexProgress,
   indexStatsOf,
 } from './indexing/database-indexer.js';
 export { PrepareThread } from './indexing/prepare-thread.js';
-export { SandboxError, type SandboxLimits } from './indexing/sandbox/index.js';
+export { DEFAULT_SANDBOX_LIMITS, SandboxError, type SandboxLimits } from './indexing/sandbox/index.js';
+export { SandboxBudget } from './indexing/sandbox-budget.js';
 export {
   type MirrorSnapshot,
   newestMirrorGeneration,

@@ -14,6 +14,10 @@ export const ErrorCodes = {
   InvalidQuery: 400,
   InvalidIndexDefinition: 400,
   IndexNotFound: 404,
+  /** A PUT of an index beyond the per-database index count (ROOKERY_INDEX_MAX_PER_DATABASE). */
+  TooManyIndexes: 409,
+  /** A JavaScript index that does not fit the tenant's sandbox memory budget (ROOKERY_INDEX_SANDBOX_BUDGET_MB). */
+  IndexSandboxBudgetExceeded: 409,
   StaleResultsTimeout: 408,
   CollectionChangeNotAllowed: 400,
   DocumentNotFound: 404,
@@ -100,6 +104,8 @@ const TITLES: Record<ErrorCode, string> = {
   InvalidQuery: 'Invalid query',
   InvalidIndexDefinition: 'Invalid index definition',
   IndexNotFound: 'Index not found',
+  TooManyIndexes: 'Too many indexes',
+  IndexSandboxBudgetExceeded: 'Index sandbox memory budget exhausted',
   StaleResultsTimeout: 'Index still stale',
   CollectionChangeNotAllowed: 'Collection change not allowed',
   DocumentNotFound: 'Document not found',

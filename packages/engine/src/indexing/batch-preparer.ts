@@ -2,11 +2,13 @@ import type { IndexDefinition } from '@rookery/protocol';
 import type { SourceBatch, SourceDocument } from './document-source.js';
 import { type EntryRows, EntryRowsBuilder } from './entry-rows.js';
 import { createMapper, type MapOutcome, type Mapper } from './mapper.js';
-import type { SandboxLimits } from './sandbox/index.js';
+import { resolveSandboxLimits, SandboxError, type SandboxLimits } from './sandbox/index.js';
 
 /** A map output of a map/reduce index, ready to store: the document, its group key, the entry as JSON. */
 export interface MapResultRow {
   source: string;
+  /** The document's id as written (errors of its group name it). */
+  document: string;
   key: string;
   value: string;
 }
@@ -31,10 +33,19 @@ export interface PreparedBatch {
   mapResults: MapResultRow[] | null;
 }
 
-/** Maps batches of one index's documents and turns them into rows (no I/O). */
+/**
+ * Maps batches of one index's documents and turns them into rows (no I/O).
+ *
+ * Tenant code cannot make it skip an innocent document or stall: a document
+ * that throws, runs over its time or entry limit, or kills the sandbox is an
+ * error naming it (the others are mapped, in a fresh sandbox if needed), and a
+ * batch that has spent its time budget is cut short at the first document not
+ * mapped yet; the rest comes in the next batch, after the other indexes' turn.
+ */
 export class BatchPreparer {
   private mapper: Mapper;
   private readonly entries: EntryRowsBuilder;
+  private readonly batchTimeMs: number;
 
   constructor(
     private readonly definition: IndexDefinition,
@@ -42,6 +53,7 @@ export class BatchPreparer {
   ) {
     this.mapper = createMapper(definition, limits);
     this.entries = new EntryRowsBuilder(definition);
+    this.batchTimeMs = resolveSandboxLimits(limits).batchTimeMs;
   }
 
   /** Collections the maps read, or null for every document. */
@@ -49,10 +61,12 @@ export class BatchPreparer {
     return this.mapper.collections;
   }
 
-  prepare(batch: SourceBatch): PreparedBatch {
+  prepare(whole: SourceBatch): PreparedBatch {
     // Rows left by a batch that failed part-way must not leak into this one.
     this.entries.reset();
-    const outcomes = this.mapDocuments(batch.documents);
+    const mapped = this.mapDocuments(whole.documents, Date.now() + this.batchTimeMs);
+    const batch = cutAtFirstUnmapped(whole, mapped);
+    const outcomes = mapped.slice(0, batch.documents.length);
     const sources = [
       ...new Set([...batch.documents.map((d) => d.key), ...batch.tombstones.map((t) => t.key)]),
     ];
@@ -67,10 +81,19 @@ export class BatchPreparer {
       }
       if (mapResults) {
         if (outcome.entries.length === 0) return;
-        const keys = this.mapper.reduceKeys(outcome.entries);
+        let keys: string[];
+        try {
+          keys = this.mapper.reduceKeys(outcome.entries);
+        } catch (error) {
+          // This document's group key cannot be computed: it is skipped (and named), not the batch.
+          errors.push({ document: doc.id, error: (error as Error).message });
+          this.renewIfDead(error);
+          return;
+        }
         outcome.entries.forEach((entry, j) => {
           const key = keys[j];
-          if (key !== undefined) mapResults.push({ source: doc.key, key, value: JSON.stringify(entry) });
+          if (key !== undefined)
+            mapResults.push({ source: doc.key, document: doc.id, key, value: JSON.stringify(entry) });
         });
       } else for (const entry of outcome.entries) this.entries.add(doc.key, doc.id, entry, null);
     });
@@ -89,38 +112,82 @@ export class BatchPreparer {
     this.mapper.dispose();
   }
 
-  private mapDocuments(documents: readonly SourceDocument[]): MapOutcome[] {
-    const outcomes: MapOutcome[] = new Array(documents.length);
+  /**
+   * One outcome per document, by position; a position left empty was not
+   * mapped before `deadline` (the batch is cut there). The first document is
+   * always mapped, so every batch moves on.
+   */
+  private mapDocuments(documents: readonly SourceDocument[], deadline: number): (MapOutcome | undefined)[] {
+    const outcomes = new Array<MapOutcome | undefined>(documents.length).fill(undefined);
     const byCollection = new Map<string, number[]>();
     documents.forEach((d, i) => {
       const list = byCollection.get(d.collection);
       if (list) list.push(i);
       else byCollection.set(d.collection, [i]);
     });
+    // In the order of each collection's first document: the first group holds the batch's first document.
+    let first = true;
     for (const [collection, positions] of byCollection) {
+      if (!first && Date.now() >= deadline) break;
+      first = false;
       const docs = positions.map((i) => documents[i]!.doc);
       let results: MapOutcome[];
       try {
-        results = this.mapper.map(collection, docs);
+        results = this.mapper.map(collection, docs, deadline);
       } catch {
-        // A limit was hit somewhere in the batch: find the culprit document by mapping one at a time.
-        results = docs.map((doc) => this.mapOne(collection, doc));
+        // The sandbox failed as a whole (it went over its memory limit and was disposed, so the
+        // outcomes it held are lost): map one document at a time, each sandbox that dies replaced by
+        // a fresh one, so only the document that kills it is an error.
+        this.renew();
+        results = this.mapEach(collection, docs, deadline);
       }
-      positions.forEach((docIndex, j) => {
-        outcomes[docIndex] = results[j] ?? { ok: false, error: 'the map returned no result' };
+      results.forEach((result, j) => {
+        outcomes[positions[j]!] = result;
       });
     }
     return outcomes;
   }
 
-  private mapOne(collection: string, doc: Record<string, unknown>): MapOutcome {
-    try {
-      return this.mapper.map(collection, [doc])[0] ?? { ok: false, error: 'the map returned no result' };
-    } catch (error) {
-      // A memory limit disposes the sandbox: start a fresh one for the next documents.
-      this.mapper.dispose();
-      this.mapper = createMapper(this.definition, this.limits);
-      return { ok: false, error: (error as Error).message };
+  private mapEach(
+    collection: string,
+    docs: readonly Record<string, unknown>[],
+    deadline: number,
+  ): MapOutcome[] {
+    const results: MapOutcome[] = [];
+    for (const doc of docs) {
+      if (results.length > 0 && Date.now() >= deadline) break;
+      try {
+        results.push(
+          this.mapper.map(collection, [doc])[0] ?? { ok: false, error: 'the map returned no result' },
+        );
+      } catch (error) {
+        this.renew();
+        results.push({ ok: false, error: (error as Error).message });
+      }
     }
+    return results;
   }
+
+  /** Starts a fresh sandbox after one failed with `error`, if that failure disposed it. */
+  private renewIfDead(error: unknown): void {
+    if (error instanceof SandboxError && error.code === 'IndexMemoryLimitExceeded') this.renew();
+  }
+
+  private renew(): void {
+    this.mapper.dispose();
+    this.mapper = createMapper(this.definition, this.limits);
+  }
+}
+
+/** The part of `batch` up to (not including) the first document without an outcome. */
+function cutAtFirstUnmapped(batch: SourceBatch, outcomes: readonly (MapOutcome | undefined)[]): SourceBatch {
+  const firstUnmapped = outcomes.indexOf(undefined);
+  if (firstUnmapped < 0) return batch;
+  // Documents are in etag order; everything before the first unmapped one is complete.
+  const upToEtag = batch.documents[firstUnmapped]!.etag - 1;
+  return {
+    documents: batch.documents.slice(0, firstUnmapped),
+    tombstones: batch.tombstones.filter((t) => t.etag <= upToEtag),
+    upToEtag,
+  };
 }

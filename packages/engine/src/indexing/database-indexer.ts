@@ -20,7 +20,8 @@ import type { ProgressOptions } from './index-progress.js';
 import { type BatchOutcome, IndexWriter } from './index-writer.js';
 import { createMapper } from './mapper.js';
 import { type Prepared, PrepareError, type PrepareRequest, type PrepareThread } from './prepare-thread.js';
-import { SandboxError, type SandboxLimits } from './sandbox/index.js';
+import { resolveSandboxLimits, SandboxError, type SandboxLimits } from './sandbox/index.js';
+import type { SandboxBudget } from './sandbox-budget.js';
 import {
   currentBootId,
   definitionToRebuild,
@@ -36,10 +37,21 @@ import {
  */
 export const DEFAULT_INDEXING_BATCH = 16_384;
 
+/** Indexes one database may hold (each is a file, a connection and its cache, and maybe sandboxes). */
+export const DEFAULT_MAX_INDEXES = 128;
+
 export interface DatabaseIndexerOptions {
   /** Most documents read per batch (and per index transaction). Default DEFAULT_INDEXING_BATCH. */
   batchSize?: number;
   sandbox?: Partial<SandboxLimits>;
+  /** Most indexes of this database; a PUT of one more is refused (409 TooManyIndexes). Default DEFAULT_MAX_INDEXES. */
+  maxIndexes?: number;
+  /**
+   * The tenant's sandbox memory budget, shared by its databases' indexers: a
+   * JavaScript index that does not fit is refused (409 IndexSandboxBudgetExceeded).
+   * Without it, sandbox memory is not counted.
+   */
+  sandboxBudget?: SandboxBudget;
   /**
    * The thread `step()` prepares batches on (one per process, shared by its
    * databases). Without it, `step()` prepares on the calling thread.
@@ -67,6 +79,8 @@ interface LoadedIndex {
   preparer: BatchPreparer | null;
   /** The next batch, being prepared on the prepare thread while this one is written. */
   prefetch: { afterEtag: number; prepared: Promise<Prepared> } | null;
+  /** What the index holds of the sandbox budget. */
+  sandboxMb: number;
 }
 
 /**
@@ -114,6 +128,21 @@ export class DatabaseIndexer {
     if (existing && existing.definitionJson === JSON.stringify(definition)) {
       return { created: false };
     }
+    const maxIndexes = this.options.maxIndexes ?? DEFAULT_MAX_INDEXES;
+    if (!existing && this.indexes.size >= maxIndexes) {
+      throw new RookeryError(
+        'TooManyIndexes',
+        `Index ${definition.Name} was not created: a database may hold at most ${maxIndexes} indexes ` +
+          `and this one holds ${this.indexes.size}. Delete an index you no longer query, or ask the ` +
+          'operator to raise ROOKERY_INDEX_MAX_PER_DATABASE.',
+        { limit: maxIndexes },
+      );
+    }
+    this.options.sandboxBudget?.check(
+      definition.Name,
+      this.sandboxMbOf(definition),
+      existing?.sandboxMb ?? 0,
+    );
     // Compile first: a definition that does not compile must not replace a working index.
     try {
       createMapper(definition, this.options.sandbox).dispose();
@@ -285,7 +314,10 @@ export class DatabaseIndexer {
       const definition = readDefinition(db);
       if (this.bootId !== null) markWriterOpen(file, this.bootId, definition);
       const writer = new IndexWriter(db, definition, this.options.sandbox);
+      const sandboxMb = this.sandboxMbOf(definition);
+      this.options.sandboxBudget?.hold(sandboxMb);
       this.indexes.set(definition.Name.toLowerCase(), {
+        sandboxMb,
         name: definition.Name,
         file,
         db,
@@ -308,6 +340,14 @@ export class DatabaseIndexer {
     loaded.writer.close();
     loaded.db.close();
     markWriterClosed(loaded.file);
+    this.options.sandboxBudget?.release(loaded.sandboxMb);
+  }
+
+  /** The sandbox memory a definition can hold: a JavaScript map's isolate, and its reduce's (run by the writer). */
+  private sandboxMbOf(definition: IndexDefinition): number {
+    if (typeof definition.Maps[0] !== 'string') return 0;
+    const { memoryMb } = resolveSandboxLimits(this.options.sandbox);
+    return typeof definition.Reduce === 'string' ? 2 * memoryMb : memoryMb;
   }
 }
 

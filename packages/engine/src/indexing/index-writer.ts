@@ -6,7 +6,7 @@ import { type EntryRows, EntryRowsBuilder } from './entry-rows.js';
 import { compareTerms, NULL_TERM, type TermValue } from './field-values.js';
 import { FieldRegistry, searchFieldsOf } from './index-file.js';
 import { createMapper, type IndexEntry, type Mapper } from './mapper.js';
-import type { SandboxLimits } from './sandbox/index.js';
+import { SandboxError, type SandboxLimits } from './sandbox/index.js';
 import type { SortedTerms } from './term-buffer.js';
 
 const MAX_STORED_ERRORS = 500;
@@ -119,14 +119,15 @@ export class IndexWriter {
   /** Stores one prepared batch; returns what it did. */
   write(batch: PreparedBatch): BatchOutcome {
     let entriesWritten = 0;
+    const errors = [...batch.errors];
     const run = this.db.transaction(() => {
-      if (batch.mapResults) entriesWritten = this.applyReduce(batch.sources, batch.mapResults);
+      if (batch.mapResults) entriesWritten = this.applyReduce(batch.sources, batch.mapResults, errors);
       else {
         this.removeEntriesOf(batch.sources);
         if (batch.entries) entriesWritten = this.writeEntries(batch.entries);
       }
-      for (const e of batch.errors) this.s.insertError.run(Date.now(), e.document, e.error);
-      if (batch.errors.length > 0) this.s.trimErrors.run();
+      for (const e of errors) this.s.insertError.run(Date.now(), e.document, e.error);
+      if (errors.length > 0) this.s.trimErrors.run();
       this.flushCounts();
       this.s.setMeta.run(batch.upToEtag, 'last_etag');
     });
@@ -150,7 +151,7 @@ export class IndexWriter {
       documents: batch.documents,
       removed: batch.removed,
       entriesWritten,
-      errors: batch.errors.length,
+      errors: errors.length,
       upToEtag: batch.upToEtag,
     };
   }
@@ -288,7 +289,11 @@ export class IndexWriter {
    * parsed once and never read back. In a first build most groups are new to
    * the index, and a new group has no old result to remove either.
    */
-  private applyReduce(sources: readonly string[], mapResults: readonly MapResultRow[]): number {
+  private applyReduce(
+    sources: readonly string[],
+    mapResults: readonly MapResultRow[],
+    errors: { document: string | null; error: string }[],
+  ): number {
     // Groups that lose rows of the batch's documents: they had rows, so an old result may exist.
     const shrunk = new Set<string>();
     for (const source of sources) {
@@ -324,7 +329,7 @@ export class IndexWriter {
         live.push(key);
         groups.push(group);
       }
-      const results = this.reducer.reduce(groups);
+      const results = this.reduceEach(live, groups, fresh, errors);
       this.removeEntriesOf(existing);
       live.forEach((key, j) => {
         const result = results[j];
@@ -333,5 +338,48 @@ export class IndexWriter {
       written += this.writeEntries(this.reduceRows.take());
     }
     return written;
+  }
+
+  /**
+   * Reduces groups in one call; if that fails, one group at a time, so a
+   * group whose aggregate throws (or runs over a limit) is an error naming it
+   * and the batch's documents in it, and has no result until one of them
+   * changes, while the other groups are reduced. A sandbox that died is replaced.
+   */
+  private reduceEach(
+    keys: readonly string[],
+    groups: readonly IndexEntry[][],
+    fresh: ReadonlyMap<string, MapResultRow[]>,
+    errors: { document: string | null; error: string }[],
+  ): (IndexEntry | undefined)[] {
+    try {
+      return this.reducer!.reduce(groups);
+    } catch (error) {
+      this.renewReducerIfDead(error);
+    }
+    return groups.map((group, j) => {
+      try {
+        return this.reducer!.reduce([group])[0];
+      } catch (error) {
+        this.renewReducerIfDead(error);
+        const key = keys[j]!;
+        const documents = [...new Set((fresh.get(key) ?? []).map((r) => r.document))];
+        const named = documents.slice(0, 5).join(', ') + (documents.length > 5 ? ', …' : '');
+        errors.push({
+          document: documents[0] ?? null,
+          error:
+            `reduce of group ${key} failed, so the group has no result until its documents change` +
+            `${named ? ` (documents of this batch in it: ${named})` : ''}: ${(error as Error).message}`,
+        });
+        return undefined;
+      }
+    });
+  }
+
+  private renewReducerIfDead(error: unknown): void {
+    if (error instanceof SandboxError && error.code === 'IndexMemoryLimitExceeded') {
+      this.reducer?.dispose();
+      this.reducer = createMapper(this.definition, this.limits);
+    }
   }
 }

@@ -19,7 +19,8 @@ export interface Mapper {
   /** Collections the maps read, or null for every document (`@all_docs`). */
   readonly collections: readonly string[] | null;
   readonly hasReduce: boolean;
-  map(collection: string, docs: readonly Record<string, unknown>[]): MapOutcome[];
+  /** One outcome per doc; with `deadline` (JavaScript only) possibly for a prefix only (see JsIndexProgram.map). */
+  map(collection: string, docs: readonly Record<string, unknown>[], deadline?: number): MapOutcome[];
   reduceKeys(entries: readonly IndexEntry[]): string[];
   reduce(groups: readonly (readonly IndexEntry[])[]): IndexEntry[];
   dispose(): void;
@@ -39,7 +40,7 @@ export function createMapper(definition: IndexDefinition, limits?: Partial<Sandb
     return {
       collections,
       hasReduce: program.hasReduce,
-      map: (collection, docs) => program.map(collection, docs),
+      map: (collection, docs, deadline) => program.map(collection, docs, deadline),
       reduceKeys: (entries) => program.reduceKeys(entries),
       reduce: (groups) => program.reduce(groups),
       dispose: () => program.dispose(),

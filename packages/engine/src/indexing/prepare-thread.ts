@@ -9,7 +9,15 @@ const PrepareRequestSchema = z.object({
   afterEtag: z.number().int().nonnegative(),
   limit: z.number().int().positive(),
   includeArchived: z.boolean(),
-  sandbox: z.object({ memoryMb: z.number().optional(), timeoutMs: z.number().optional() }).optional(),
+  sandbox: z
+    .object({
+      memoryMb: z.number().optional(),
+      timeoutMs: z.number().optional(),
+      documentTimeoutMs: z.number().optional(),
+      maxEntriesPerDocument: z.number().optional(),
+      batchTimeMs: z.number().optional(),
+    })
+    .optional(),
 });
 /** What the prepare thread is asked: one index's next batch of one database. */
 export type PrepareRequest = z.infer<typeof PrepareRequestSchema>;

@@ -53,8 +53,9 @@ port.on('message', (raw: unknown) => {
     const batch = source.readBatch(preparer.collections, message.afterEtag, message.limit, {
       includeArchived: message.includeArchived,
     });
-    const more = batch.upToEtag < source.lastEtag();
     const prepared = preparer.prepare(batch);
+    // A batch cut at its time budget ends before the one read did.
+    const more = prepared.upToEtag < source.lastEtag();
     if (prepared.entries) transfer = EntryRowsBuilder.transferables(prepared.entries);
     answer = { id: message.id, ok: true, batch: prepared, more };
   } catch (error) {

@@ -4,6 +4,7 @@ export {
   type JsIndexProgram,
   type JsIndexSource,
   type MapOutcome,
+  resolveSandboxLimits,
   SandboxError,
   type SandboxErrorCode,
   type SandboxLimits,

@@ -3,7 +3,11 @@
 // Tenants are strangers, so their map/reduce code never runs in the host's V8 heap: each compiled
 // program owns one isolate with a memory limit, and every call into it carries a time limit. Data
 // crosses the boundary as one JSON string in and one JSON string out per call (never one bridge call
-// per document), which keeps the map path fast: compile once, then one call per batch.
+// per document), which keeps the map path fast: compile once, then a few calls per batch.
+//
+// Mapping is metered per document: the documents of a batch are loaded into the isolate once, then
+// mapped in calls of at most a time slice each, so a document that runs away is stopped after its own
+// limit and named, and the documents around it keep their results (see `map`).
 //
 // Everything is synchronous; the caller runs inside a dedicated indexer process.
 //
@@ -15,13 +19,31 @@ import { MISSING_GLOBAL_HINT, RUNTIME_FILENAME, RUNTIME_SOURCE } from './runtime
 export interface SandboxLimits {
   /** Heap limit of the isolate in MB (isolated-vm's minimum is 8). Default 64. */
   memoryMb: number;
-  /** Wall-clock limit of one call into the isolate (a whole batch), in ms. Default 250. */
+  /** Wall-clock limit of one call into the isolate that is not mapping documents (evaluating the definition, a reduce chunk), in ms. Default 250. */
   timeoutMs: number;
+  /** Wall-clock time one document's maps may take, in ms; a document over it is an index error naming it. Default 250. */
+  documentTimeoutMs: number;
+  /**
+   * Most entries the maps may emit for one document; a document over it is an index error naming it.
+   * Default 10,000. RavenDB 3.x had the same guard (Raven/MaxSimpleIndexOutputsPerDocument and
+   * Raven/MaxMapReduceIndexOutputsPerDocument, per index: MaxIndexOutputsPerDocument); 4.0+ only warns
+   * about a high "fanout" (ravendb/docs, Documentation/5.2/.../indexes/indexing-nested-data). Here one
+   * tenant's fanout would fill the shared host's disk and the indexer's memory, so it stays an error.
+   */
+  maxEntriesPerDocument: number;
+  /**
+   * Time one batch may spend mapping before it is cut short (used by the batch preparer): the rest of
+   * the batch comes in the next one, after the other indexes had their turn. Default 1,000.
+   */
+  batchTimeMs: number;
 }
 
 export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
   memoryMb: 64,
   timeoutMs: 250,
+  documentTimeoutMs: 250,
+  maxEntriesPerDocument: 10_000,
+  batchTimeMs: 1_000,
 });
 
 export type MapOutcome = { ok: true; entries: Record<string, unknown>[] } | { ok: false; error: string };
@@ -30,8 +52,13 @@ export interface JsIndexProgram {
   /** Collections named by map() calls, in order, deduplicated. */
   readonly collections: readonly string[];
   readonly hasReduce: boolean;
-  /** Runs every map registered for `collection` over a batch; one outcome per doc, same order. One doc throwing does not affect the others. */
-  map(collection: string, docs: readonly Record<string, unknown>[]): MapOutcome[];
+  /**
+   * Runs every map registered for `collection` over a batch; one outcome per doc, same order. One doc
+   * throwing, running over its time limit or emitting too many entries does not affect the others.
+   * With `deadline` (a `Date.now()` time), mapping stops once it has passed, so the outcomes may cover
+   * only a prefix of `docs` (never none). Throws when the sandbox itself fails (memory limit).
+   */
+  map(collection: string, docs: readonly Record<string, unknown>[], deadline?: number): MapOutcome[];
   /** For reduce indexes: the group key of each map entry, as a canonical JSON string (object keys sorted). */
   reduceKeys(entries: readonly Record<string, unknown>[]): string[];
   /** Reduces groups (each an array of map entries sharing a key) to one result each, same order. */
@@ -64,16 +91,22 @@ type Dispatch = (op: string, a?: string | number, b?: string | number) => string
 
 const TIMEOUT_MESSAGE = 'Script execution timed out.';
 
-function resolveLimits(limits: Partial<SandboxLimits> | undefined): SandboxLimits {
-  const memoryMb = limits?.memoryMb ?? DEFAULT_SANDBOX_LIMITS.memoryMb;
-  const timeoutMs = limits?.timeoutMs ?? DEFAULT_SANDBOX_LIMITS.timeoutMs;
-  if (!Number.isFinite(memoryMb) || memoryMb < 8) {
-    throw new RangeError(`SandboxLimits.memoryMb must be a number >= 8 (got ${memoryMb})`);
+export function resolveSandboxLimits(limits: Partial<SandboxLimits> | undefined): SandboxLimits {
+  const resolved = { ...DEFAULT_SANDBOX_LIMITS, ...limits };
+  if (!Number.isFinite(resolved.memoryMb) || resolved.memoryMb < 8) {
+    throw new RangeError(`SandboxLimits.memoryMb must be a number >= 8 (got ${resolved.memoryMb})`);
   }
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-    throw new RangeError(`SandboxLimits.timeoutMs must be a positive number (got ${timeoutMs})`);
+  for (const key of ['timeoutMs', 'documentTimeoutMs', 'batchTimeMs'] as const) {
+    if (!Number.isFinite(resolved[key]) || resolved[key] <= 0) {
+      throw new RangeError(`SandboxLimits.${key} must be a positive number (got ${resolved[key]})`);
+    }
   }
-  return { memoryMb, timeoutMs };
+  if (!Number.isInteger(resolved.maxEntriesPerDocument) || resolved.maxEntriesPerDocument < 1) {
+    throw new RangeError(
+      `SandboxLimits.maxEntriesPerDocument must be a positive integer (got ${resolved.maxEntriesPerDocument})`,
+    );
+  }
+  return resolved;
 }
 
 function errorText(err: unknown): string {
@@ -158,6 +191,7 @@ class IsolatedJsIndexProgram implements JsIndexProgram {
         release: true,
         timeout: limits.timeoutMs,
       }) as ivm.Reference<Dispatch>;
+      this.#call('limits', limits.maxEntriesPerDocument, undefined, 'starting the sandbox');
 
       source.maps.forEach((code, i) => {
         this.#evaluate('map', i, code, `map-${i}.js`, `maps[${i}]`);
@@ -183,21 +217,50 @@ class IsolatedJsIndexProgram implements JsIndexProgram {
     }
   }
 
-  map(collection: string, docs: readonly Record<string, unknown>[]): MapOutcome[] {
+  map(collection: string, docs: readonly Record<string, unknown>[], deadline?: number): MapOutcome[] {
     this.#assertUsable();
     if (docs.length === 0) return [];
     if (!this.#collectionSet.has(collection)) return docs.map(() => ({ ok: true, entries: [] }));
-    const text = this.#call(
-      'map',
-      collection,
-      JSON.stringify(docs),
-      `mapping ${docs.length} document(s) of collection ${JSON.stringify(collection)}`,
-    );
-    const parsed = parseResult(text);
-    if (!Array.isArray(parsed) || parsed.length !== docs.length) {
-      throw new SandboxError('IndexRuntimeError', 'The index sandbox returned a malformed map result.');
+    const what = `mapping ${docs.length} document(s) of collection ${JSON.stringify(collection)}`;
+    this.#call('mapLoad', collection, JSON.stringify(docs), what);
+    const { documentTimeoutMs } = this.#limits;
+    const outcomes: MapOutcome[] = [];
+    const take = (text: string) => {
+      const parsed = parseResult(text);
+      if (!Array.isArray(parsed) || outcomes.length + parsed.length > docs.length) {
+        throw new SandboxError('IndexRuntimeError', 'The index sandbox returned a malformed map result.');
+      }
+      for (const raw of parsed) outcomes.push(toMapOutcome(raw));
+    };
+    while (outcomes.length < docs.length) {
+      if (deadline !== undefined && outcomes.length > 0 && Date.now() >= deadline) break;
+      // A slice of at most the per-document limit (less if the deadline is nearer), and the call's own
+      // limit the slice plus the per-document limit: a document the call is stopped in was started
+      // inside the slice, so it had more than its whole limit.
+      const sliceMs =
+        deadline === undefined
+          ? documentTimeoutMs
+          : Math.max(1, Math.min(documentTimeoutMs, deadline - Date.now()));
+      let slice: string;
+      try {
+        slice = this.#call('mapRun', sliceMs, undefined, what, documentTimeoutMs + sliceMs);
+      } catch (err) {
+        if (!(err instanceof SandboxError) || err.code !== 'IndexTimeLimitExceeded') throw err;
+        // The isolate survives a time limit: keep what the slice finished, blame the document it was in.
+        take(this.#call('mapTake', undefined, undefined, what));
+        outcomes.push({
+          ok: false,
+          error:
+            `Index code exceeded the ${documentTimeoutMs} ms time limit per document. Look for infinite ` +
+            'loops or expensive work per document in the index functions.',
+        });
+        this.#call('mapSkip', undefined, undefined, what);
+        continue;
+      }
+      take(slice);
     }
-    return parsed.map(toMapOutcome);
+    this.#call('mapClear', undefined, undefined, what);
+    return outcomes;
   }
 
   reduceKeys(entries: readonly Record<string, unknown>[]): string[] {
@@ -323,13 +386,19 @@ class IsolatedJsIndexProgram implements JsIndexProgram {
     }
   }
 
-  #call(op: string, a: string | number | undefined, b: string | number | undefined, what: string): string {
+  #call(
+    op: string,
+    a: string | number | undefined,
+    b: string | number | undefined,
+    what: string,
+    timeoutMs = this.#limits.timeoutMs,
+  ): string {
     this.#assertUsable();
     let result: unknown;
     try {
-      result = this.#dispatch.applySync(undefined, [op, a, b], { timeout: this.#limits.timeoutMs });
+      result = this.#dispatch.applySync(undefined, [op, a, b], { timeout: timeoutMs });
     } catch (err) {
-      throw this.#translate(err, what);
+      throw this.#translate(err, what, timeoutMs);
     }
     if (typeof result !== 'string') {
       throw new SandboxError('IndexRuntimeError', `The index sandbox returned no result while ${what}.`);
@@ -337,7 +406,7 @@ class IsolatedJsIndexProgram implements JsIndexProgram {
     return result;
   }
 
-  #translate(err: unknown, what: string): SandboxError {
+  #translate(err: unknown, what: string, timeoutMs = this.#limits.timeoutMs): SandboxError {
     const message = errorText(err);
     if (this.#isolate.isDisposed || /memory limit/i.test(message)) {
       if (this.#state === 'ready') this.#state = 'memory';
@@ -353,7 +422,7 @@ class IsolatedJsIndexProgram implements JsIndexProgram {
     if (message === TIMEOUT_MESSAGE) {
       return new SandboxError(
         'IndexTimeLimitExceeded',
-        `Index code exceeded the ${this.#limits.timeoutMs} ms time limit while ${what}. Look for infinite ` +
+        `Index code exceeded the ${timeoutMs} ms time limit while ${what}. Look for infinite ` +
           'loops or expensive work per document in the index functions (or index smaller batches).',
         { cause: err },
       );
@@ -370,7 +439,7 @@ class IsolatedJsIndexProgram implements JsIndexProgram {
  * nothing; the time/memory codes when top-level code runs away). Call dispose() when done.
  */
 export function compileJsIndex(source: JsIndexSource, limits?: Partial<SandboxLimits>): JsIndexProgram {
-  const resolved = resolveLimits(limits);
+  const resolved = resolveSandboxLimits(limits);
   if (!Array.isArray(source.maps) || source.maps.length === 0) {
     throw new SandboxError('IndexCompilationFailed', 'An index definition needs at least one map.');
   }

@@ -8,7 +8,15 @@
 //   dispatch('begin', kind, index)      before evaluating maps[index] ('map') or the reduce ('reduce')
 //   dispatch('end')                     after evaluating it; returns '' or a definition error
 //   dispatch('info')                    {"collections":[...],"hasReduce":bool}
-//   dispatch('map', collection, json)   json = array of docs; returns [{ok,entries}|{ok,error}, ...]
+//   dispatch('limits', maxEntries)      the most entries one document's maps may emit (set once)
+//   dispatch('mapLoad', collection, json)  json = array of docs, kept here until mapped; returns ''
+//   dispatch('mapRun', sliceMs)         maps loaded docs from the cursor, one after another, and starts no
+//                                       new one once sliceMs have passed in this call; returns the outcomes
+//                                       it produced, [{ok,entries}|{ok,error}, ...] (possibly none left)
+//   dispatch('mapTake')                 after the host stopped a mapRun at its time limit: the outcomes it
+//                                       finished before the document it was stopped in
+//   dispatch('mapSkip')                 moves the cursor past that document (the host records its error)
+//   dispatch('mapClear')                forgets the loaded docs
 //   dispatch('reduceKeys', json)        json = array of entries; returns {ok:true,value:[key,...]}|{ok:false,error}
 //   dispatch('reduce', json)            json = array of groups; returns {ok:true,value:[result,...]}|{ok:false,error}
 
@@ -42,6 +50,14 @@ export const RUNTIME_SOURCE = `(function () {
 
   const maps = [];
   let reduceDef = null;
+  let maxEntries = 10000;
+  const now = Date.now;
+  // The documents of the current mapLoad and the mapping's progress through them: outcomes are kept
+  // here by position until taken, so a mapRun stopped at its time limit loses none of them.
+  let loaded = null;
+  let cursor = 0;
+  let taken = 0;
+  const outcomes = [];
   let phase = 'setup';
   let sourceIndex = -1;
   let registered = 0;
@@ -153,12 +169,20 @@ export const RUNTIME_SOURCE = `(function () {
         const item = result[i];
         if (item === null || item === undefined) continue;
         checkEntry(item, collection);
-        out[out.length] = item;
+        add(out, item);
       }
       return;
     }
     checkEntry(result, collection);
-    out[out.length] = result;
+    add(out, result);
+  }
+
+  function add(out, entry) {
+    if (out.length >= maxEntries) {
+      fail('the maps emitted more than ' + maxEntries + ' entries for this document (the limit per document); ' +
+        'emit fewer entries, e.g. one entry with array fields instead of one entry per item');
+    }
+    out[out.length] = entry;
   }
 
   function checkEntry(entry, collection) {
@@ -169,32 +193,74 @@ export const RUNTIME_SOURCE = `(function () {
     if (isThenable(entry)) fail('map functions must be synchronous (got a Promise)');
   }
 
-  function runMap(collection, json) {
-    const docs = parse(json);
+  function mapLoad(collection, json) {
     const fns = [];
     for (let k = 0; k < maps.length; k++) {
       if (maps[k].collection === collection) fns[fns.length] = maps[k].fn;
     }
-    const n = docs.length;
-    const parts = new Array(n);
-    for (let i = 0; i < n; i++) {
-      let part;
-      try {
-        const out = [];
-        const doc = docs[i];
-        // Each map of the same collection gets its own copy, so one map mutating the doc cannot affect another.
-        const docJson = fns.length > 1 ? stringify(doc) : '';
-        for (let k = 0; k < fns.length; k++) {
-          const fn = fns[k];
-          collect(fn(k === 0 ? doc : parse(docJson)), out, collection);
-        }
-        part = '{"ok":true,"entries":' + stringify(out) + '}';
-      } catch (e) {
-        part = '{"ok":false,"error":' + stringify(describeError(e)) + '}';
+    loaded = { collection: collection, docs: parse(json), fns: fns };
+    cursor = 0;
+    taken = 0;
+    outcomes.length = 0;
+    return '';
+  }
+
+  function mapDocument(collection, fns, doc) {
+    try {
+      const out = [];
+      // Each map of the same collection gets its own copy, so one map mutating the doc cannot affect another.
+      const docJson = fns.length > 1 ? stringify(doc) : '';
+      for (let k = 0; k < fns.length; k++) {
+        const fn = fns[k];
+        collect(fn(k === 0 ? doc : parse(docJson)), out, collection);
       }
-      parts[i] = part;
+      return '{"ok":true,"entries":' + stringify(out) + '}';
+    } catch (e) {
+      return '{"ok":false,"error":' + stringify(describeError(e)) + '}';
     }
+  }
+
+  function mapRun(sliceMs) {
+    if (loaded === null) fail('no documents are loaded');
+    const started = now();
+    const docs = loaded.docs;
+    const n = docs.length;
+    let ran = 0;
+    while (cursor < n) {
+      // The host stops this call at sliceMs plus the per-document limit: a document started before
+      // sliceMs and still running then has had the whole per-document limit to itself.
+      if (ran > 0 && now() - started >= sliceMs) break;
+      const i = cursor;
+      outcomes[i] = mapDocument(loaded.collection, loaded.fns, docs[i]);
+      docs[i] = null;
+      cursor = i + 1;
+      ran++;
+    }
+    return mapTake();
+  }
+
+  function mapTake() {
+    const parts = outcomes.slice(taken, cursor);
+    for (let i = taken; i < cursor; i++) outcomes[i] = undefined;
+    taken = cursor;
     return '[' + parts.join(',') + ']';
+  }
+
+  function mapSkip() {
+    if (loaded !== null && cursor < loaded.docs.length) {
+      loaded.docs[cursor] = null;
+      cursor++;
+      taken = cursor;
+    }
+    return '';
+  }
+
+  function mapClear() {
+    loaded = null;
+    outcomes.length = 0;
+    cursor = 0;
+    taken = 0;
+    return '';
   }
 
   function sortKeys(value) {
@@ -297,8 +363,19 @@ export const RUNTIME_SOURCE = `(function () {
       }
       case 'info':
         return info();
-      case 'map':
-        return runMap(a, b);
+      case 'limits':
+        maxEntries = a;
+        return '';
+      case 'mapLoad':
+        return mapLoad(a, b);
+      case 'mapRun':
+        return mapRun(a);
+      case 'mapTake':
+        return mapTake();
+      case 'mapSkip':
+        return mapSkip();
+      case 'mapClear':
+        return mapClear();
       case 'reduceKeys':
         return runReduceKeys(a);
       case 'reduce':
