@@ -110,9 +110,14 @@ export function readPassword(options: {
     try {
       text = fs.readFileSync(options.passwordFile, 'utf8');
     } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // The README's first PKCS#12 is often the first time someone meets this flag: say how to make the file.
       throw new RookeryError(
         'InvalidRequest',
-        `--password-file: cannot read ${options.passwordFile} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`,
+        code === 'ENOENT'
+          ? `--password-file: ${options.passwordFile} does not exist; write the PKCS#12 password on its first ` +
+              `line first, for example: node -p "crypto.randomBytes(18).toString('base64url')" > ${options.passwordFile}`
+          : `--password-file: cannot read ${options.passwordFile} (${code ?? 'error'}).`,
       );
     }
     const password = text.split(/\r?\n/, 1)[0] ?? '';

@@ -65,6 +65,27 @@ describe('rookery cert', () => {
     expect((await rookery('--json', 'cert', 'list', principalId)).json<unknown[]>()).toHaveLength(2);
   });
 
+  it('says how to make a --password-file that does not exist, and issues nothing', async () => {
+    const missing = path.join(data.dir, 'pw.txt');
+    const refused = await rookery(
+      'cert',
+      'issue',
+      principalId,
+      '--format',
+      'pkcs12',
+      '--password-file',
+      missing,
+      '--out',
+      out,
+    );
+    expect([refused.code, refused.stderr.trim()]).toEqual([
+      1,
+      `InvalidRequest: --password-file: ${missing} does not exist; write the PKCS#12 password on its first ` +
+        `line first, for example: node -p "crypto.randomBytes(18).toString('base64url')" > ${missing}`,
+    ]);
+    expect((await rookery('--json', 'cert', 'list', principalId)).json<unknown[]>()).toEqual([]);
+  });
+
   it('revokes by serial, once, and says so', async () => {
     const { serial } = (await rookery('--json', 'cert', 'issue', principalId, '--out', out)).json<Issued>();
     const revoked = await rookery('cert', 'revoke', serial.toUpperCase());
