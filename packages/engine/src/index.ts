@@ -39,11 +39,13 @@ export {
 } from './mirror/options.js';
 export { type RestoreOptions, type RestoreResult, restoreDatabase } from './mirror/restore.js';
 export type { ShippedListener } from './mirror/shipper.js';
+export { MAX_AUTO_INDEX_FIELDS } from './query/auto-index.js';
 export { IndexCatalog } from './query/index-catalog.js';
 export type { IndexReader } from './query/index-reader.js';
 export {
   DEFAULT_RESULT_CACHE_BYTES,
   type IndexingControl,
+  MAX_ORDER_BY_KEYS,
   type PreparedQuery,
   type QueryOptions,
   QueryRunner,

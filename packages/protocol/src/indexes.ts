@@ -37,7 +37,8 @@ export const FieldSourceSchema = z.union([
 ]);
 export type FieldSource = z.infer<typeof FieldSourceSchema>;
 
-const FieldNameSchema = z
+/** An index field's name (a map's key): automatic indexes name their fields by the query's paths, so queries meet it too. */
+export const FieldNameSchema = z
   .string()
   .min(1)
   .max(128)

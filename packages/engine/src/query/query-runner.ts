@@ -45,6 +45,11 @@ const DEFAULT_WAIT_MS = 15_000;
 const PAGE_WINDOW = { defaultTake: DEFAULT_PAGE_SIZE, maxTake: MAX_PAGE_SIZE };
 /** A stream has no page size: every match, or the query's own `limit` (SQLite takes this as no limit). */
 const STREAM_WINDOW = { defaultTake: Number.MAX_SAFE_INTEGER, maxTake: Number.MAX_SAFE_INTEGER };
+/**
+ * Sort keys one query may have: each is a lookup per candidate, and past a handful a key only orders ties
+ * of all the keys before it. Far below MAX_AUTO_INDEX_FIELDS, so a long `order by` is refused for itself.
+ */
+export const MAX_ORDER_BY_KEYS = 16;
 /** Per database: a few thousand typical pages of results. */
 export const DEFAULT_RESULT_CACHE_BYTES = 16 * 1024 * 1024;
 
@@ -66,6 +71,11 @@ export interface QueryRunnerOptions {
 
 export class QueryRunner {
   private readonly results: ResultCache<QueryAnswer>;
+  /**
+   * Automatic indexes being created, by lower-case name: queries arriving meanwhile that need the same one
+   * wait for that creation instead of sending the indexer a request each.
+   */
+  private readonly creating = new Map<string, Promise<void>>();
 
   constructor(
     private readonly db: Database,
@@ -90,7 +100,14 @@ export class QueryRunner {
     }
     // Compile everything once up front so field needs are known (and bad input fails before any work).
     compiler.where();
-    compiler.orderBy();
+    const orderBy = compiler.orderBy();
+    if (orderBy.length > MAX_ORDER_BY_KEYS) {
+      throw new RookeryError(
+        'InvalidQuery',
+        `The query sorts by ${orderBy.length} keys; a query sorts by at most ${MAX_ORDER_BY_KEYS}. Sort by fewer ` +
+          'fields (the later ones only order ties), or sort the page yourself',
+      );
+    }
     compiler.facets();
     compiler.suggestions();
 
@@ -299,8 +316,17 @@ export class QueryRunner {
     );
     const name = choice.kind === 'use' ? choice.name : choice.definition.Name;
     if (choice.kind === 'create') {
-      await this.control.putIndex(choice.definition);
-      if (choice.supersedes) this.control.retireWhenCaughtUp(choice.supersedes, name);
+      const key = name.toLowerCase();
+      let created = this.creating.get(key);
+      if (!created) {
+        const { definition, supersedes } = choice;
+        created = this.control.putIndex(definition).then(() => {
+          if (supersedes) this.control.retireWhenCaughtUp(supersedes, name);
+        });
+        this.creating.set(key, created);
+        void created.finally(() => this.creating.delete(key)).catch(() => undefined);
+      }
+      await created;
     }
     const reader = this.catalog.reader(name);
     if (!reader)
