@@ -2,6 +2,7 @@ import path from 'node:path';
 import { type CatalogMirrorOptions, MirrorModeSchema } from '@rookery/engine';
 import { DatabaseNameSchema, LogLevelSchema, loadEnvConfig } from '@rookery/protocol';
 import { z } from 'zod';
+import { DEFAULT_INDEXER_REQUEST_TIMEOUT_MS } from './indexing/indexer-process.js';
 
 /** A switch: 'true'/'1'/'false'/'0' from the environment, or a boolean from an override. */
 const boolFromEnv = z.union([
@@ -86,6 +87,8 @@ export const TenantConfigSchema = z.object({
   mirrorMaxLagMs: z.coerce.number().int().min(10).optional(),
   /** Sync mode: a write the mirror has not confirmed within this fails with MirrorUnavailable (it stays committed locally). */
   mirrorConfirmTimeoutMs: z.coerce.number().int().min(100).optional(),
+  /** A request to the indexer process (define, delete or reset an index) not answered within this fails with 503. */
+  indexerRequestTimeoutMs: z.coerce.number().int().min(100).default(DEFAULT_INDEXER_REQUEST_TIMEOUT_MS),
 });
 export type TenantConfig = z.infer<typeof TenantConfigSchema>;
 
@@ -109,6 +112,7 @@ const ENV_NAMES: Record<keyof TenantConfig, string> = {
   mirrorRetentionHours: 'ROOKERY_MIRROR_RETENTION_HOURS',
   mirrorMaxLagMs: 'ROOKERY_MIRROR_MAX_LAG_MS',
   mirrorConfirmTimeoutMs: 'ROOKERY_MIRROR_CONFIRM_TIMEOUT_MS',
+  indexerRequestTimeoutMs: 'ROOKERY_INDEXER_REQUEST_TIMEOUT_MS',
 };
 
 /**

@@ -116,7 +116,9 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
   let indexing: TenantIndexing | null = null;
   const indexChanges = new IndexChangeFeed();
   const indexingOf = () => {
-    indexing ??= new TenantIndexing(catalog, app.log, options.indexer, indexChanges);
+    indexing ??= new TenantIndexing(catalog, app.log, options.indexer, indexChanges, {
+      indexerRequestTimeoutMs: config.indexerRequestTimeoutMs,
+    });
     return indexing;
   };
   const context: RouteContext = {

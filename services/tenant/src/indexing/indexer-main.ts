@@ -6,7 +6,7 @@
 import { DatabaseIndexer, PrepareThread } from '@rookery/engine';
 import { RookeryError } from '@rookery/protocol';
 import pino from 'pino';
-import { type FromIndexer, type ToIndexer, ToIndexerSchema } from './messages.js';
+import { type FromIndexer, refusalOf, requestIdOf, type ToIndexer, ToIndexerSchema } from './messages.js';
 
 const log = pino({ level: process.env.ROOKERY_LOG_LEVEL ?? 'info', base: { service: 'indexer' } });
 /** Batches are read and mapped on this thread while the process's own thread writes the one before. */
@@ -108,6 +108,12 @@ process.on('message', (raw) => {
   const parsed = ToIndexerSchema.safeParse(raw);
   if (!parsed.success) {
     log.error({ issues: parsed.error.issues.slice(0, 3) }, 'refused a malformed message from the tenant');
+    // A request is answered even so: its caller would otherwise wait out its whole deadline.
+    const id = requestIdOf(raw);
+    if (id !== null) {
+      const refusal = refusalOf(parsed.error);
+      send({ type: 'reply', id, ok: false, error: { code: refusal.code, message: refusal.message } });
+    }
     return;
   }
   const message = parsed.data;

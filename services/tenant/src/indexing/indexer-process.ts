@@ -4,10 +4,22 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ErrorCode, ErrorCodes, RookeryError } from '@rookery/protocol';
 import type { FastifyBaseLogger } from 'fastify';
-import { type FromIndexer, FromIndexerSchema, type IndexerRequestBody } from './messages.js';
+import {
+  type FromIndexer,
+  FromIndexerSchema,
+  type IndexerRequestBody,
+  refusalOf,
+  ToIndexerSchema,
+} from './messages.js';
 
 const RESTART_DELAY_MS = 500;
-const REQUEST_TIMEOUT_MS = 60_000;
+/** How long a request waits for the indexer's answer by default (ROOKERY_INDEXER_REQUEST_TIMEOUT_MS). */
+export const DEFAULT_INDEXER_REQUEST_TIMEOUT_MS = 10_000;
+
+export interface IndexerProcessOptions {
+  /** A request the indexer has not answered within this fails with 503 DatabaseUnavailable. */
+  requestTimeoutMs?: number;
+}
 
 /** `batch`: what the batch did (a batch with errors and no document indexed failed and will be retried). */
 type ProgressListener = (
@@ -39,8 +51,17 @@ export class IndexerProcess {
   /** Settles when the current indexer process has loaded its code (its `ready` message) or has exited. */
   private booted: Promise<void> = Promise.resolve();
   private markBooted: () => void = () => {};
+  /**
+   * Every request's deadline. Settable: a spare tenant process starts its indexer before it knows the
+   * tenant's configuration, which sets this once it does.
+   */
+  requestTimeoutMs: number;
 
-  constructor(private readonly log: FastifyBaseLogger) {
+  constructor(
+    private readonly log: FastifyBaseLogger,
+    options: IndexerProcessOptions = {},
+  ) {
+    this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_INDEXER_REQUEST_TIMEOUT_MS;
     this.spawn();
   }
 
@@ -71,7 +92,8 @@ export class IndexerProcess {
     this.nudged.add(db);
     setImmediate(() => {
       this.nudged.delete(db);
-      this.child?.send({ type: 'nudge', db });
+      // A nudge lost to a closing channel is harmless: the restarted indexer looks at every database.
+      if (this.child?.connected) this.child.send({ type: 'nudge', db }, () => undefined);
     });
   }
 
@@ -80,21 +102,37 @@ export class IndexerProcess {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Sends a request and resolves with the indexer's answer. Every request ends: refused here if the indexer
+   * would refuse it (the same schema both sides parse with), failed with 503 if the indexer is not there,
+   * does not answer within `requestTimeoutMs`, or stops before it answers.
+   */
   request(body: IndexerRequestBody): Promise<unknown> {
+    const id = this.nextId++;
+    const parsed = ToIndexerSchema.safeParse({ ...body, id });
+    if (!parsed.success) return Promise.reject(refusalOf(parsed.error));
     const child = this.child;
     if (!child?.connected) {
       return Promise.reject(
         new RookeryError('DatabaseUnavailable', 'The indexer is restarting; retry in a moment'),
       );
     }
-    const id = this.nextId++;
+    const timeoutMs = this.requestTimeoutMs;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiting.delete(id);
-        reject(new RookeryError('DatabaseUnavailable', 'The indexer did not answer in time; retry'));
-      }, REQUEST_TIMEOUT_MS);
+        reject(
+          new RookeryError(
+            'DatabaseUnavailable',
+            `The indexer did not answer within ${timeoutMs} ms (ROOKERY_INDEXER_REQUEST_TIMEOUT_MS); retry in a moment`,
+          ),
+        );
+      }, timeoutMs);
       this.waiting.set(id, { resolve, reject, timer });
-      child.send({ ...body, id });
+      child.send(parsed.data, (error) => {
+        if (error)
+          this.settle(id, new RookeryError('DatabaseUnavailable', 'The indexer is restarting; retry'));
+      });
     });
   }
 
@@ -102,7 +140,7 @@ export class IndexerProcess {
     this.stopping = true;
     const child = this.child;
     this.child = null;
-    if (!child || child.exitCode !== null) return;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.disconnect();
     const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
@@ -122,13 +160,13 @@ export class IndexerProcess {
       this.markBooted = resolve;
     });
     child.on('message', (raw) => this.receive(raw));
+    // Without a listener a failed send would throw in the tenant; a send's own callback reports it instead.
+    child.on('error', (err) => this.log.error({ err }, 'indexer process error'));
+    // The channel closes before 'exit' is reported: nothing will answer what is pending, so fail it now.
+    child.on('disconnect', () => this.failPending());
     child.on('exit', (code, signal) => {
       this.markBooted();
-      for (const [id, w] of this.waiting) {
-        clearTimeout(w.timer);
-        w.reject(new RookeryError('DatabaseUnavailable', 'The indexer stopped while answering; retry'));
-        this.waiting.delete(id);
-      }
+      this.failPending();
       if (this.stopping) return;
       this.log.error({ code, signal }, 'indexer process exited; restarting it');
       setTimeout(() => {
@@ -141,6 +179,22 @@ export class IndexerProcess {
         }
       }, RESTART_DELAY_MS).unref();
     });
+  }
+
+  private failPending(): void {
+    for (const id of [...this.waiting.keys()]) {
+      this.settle(id, new RookeryError('DatabaseUnavailable', 'The indexer stopped while answering; retry'));
+    }
+  }
+
+  /** Ends a pending request once, with its answer or an error; later answers to it are dropped. */
+  private settle(id: number, outcome: { result: unknown } | Error): void {
+    const waiting = this.waiting.get(id);
+    if (!waiting) return;
+    this.waiting.delete(id);
+    clearTimeout(waiting.timer);
+    if (outcome instanceof Error) waiting.reject(outcome);
+    else waiting.resolve(outcome.result);
   }
 
   private receive(raw: unknown): void {
@@ -158,14 +212,11 @@ export class IndexerProcess {
     }
     if (message.type === 'ready') this.markBooted();
     if (message.type !== 'reply') return;
-    const waiting = this.waiting.get(message.id);
-    if (!waiting) return;
-    this.waiting.delete(message.id);
-    clearTimeout(waiting.timer);
-    if (message.ok) waiting.resolve(message.result);
+    if (message.ok) this.settle(message.id, { result: message.result });
     else {
       const code = (message.error?.code ?? 'InternalError') as ErrorCode;
-      waiting.reject(
+      this.settle(
+        message.id,
         new RookeryError(
           code in ErrorCodes ? code : 'InternalError',
           message.error?.message ?? 'indexer failed',
@@ -180,7 +231,7 @@ export class IndexerProcess {
  * `.ts` source through tsx in development and tests. `--no-node-snapshot` is
  * what isolated-vm (the index sandbox) asks for on Node 20+.
  */
-function indexerEntry(): { entry: string; execArgv: string[] } {
+export function indexerEntry(): { entry: string; execArgv: string[] } {
   const here = fileURLToPath(import.meta.url);
   const extension = path.extname(here);
   const entry = path.join(path.dirname(here), `indexer-main${extension}`);

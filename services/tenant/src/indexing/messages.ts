@@ -1,4 +1,4 @@
-import { IndexDefinitionSchema, IndexNameSchema } from '@rookery/protocol';
+import { IndexDefinitionSchema, IndexNameSchema, RookeryError } from '@rookery/protocol';
 import { z } from 'zod';
 
 /**
@@ -45,3 +45,23 @@ export const FromIndexerSchema = z.discriminatedUnion('type', [
   }),
 ]);
 export type FromIndexer = z.infer<typeof FromIndexerSchema>;
+
+/**
+ * A request one side refuses, as the error its caller gets: the tenant refuses it before sending, the
+ * indexer answers it with this (never silence, which would leave the caller waiting out its deadline).
+ */
+export function refusalOf(error: z.ZodError): RookeryError {
+  const issue = error.issues[0];
+  const path = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+  return new RookeryError(
+    'InvalidRequest',
+    `The indexer cannot take this request: ${issue?.message ?? 'malformed'}${path}`,
+  );
+}
+
+/** The id of a message that failed to parse, when it has one to answer to. */
+export function requestIdOf(raw: unknown): number | null {
+  if (typeof raw !== 'object' || raw === null) return null;
+  const { id } = raw as { id?: unknown };
+  return typeof id === 'number' && Number.isInteger(id) ? id : null;
+}

@@ -9,10 +9,15 @@ import {
 import { type IndexDefinition, IndexDefinitionSchema } from '@rookery/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { IndexChange, IndexChangeFeed } from '../live/index-change-feed.js';
+import { CatchUpWaits } from './catch-up-waits.js';
 import { IndexerProcess } from './indexer-process.js';
 
 const RETIRE_WAIT_MS = 10 * 60_000;
-const STALE_POLL_MS = 50;
+
+export interface TenantIndexingOptions {
+  /** Every indexer request's deadline (ROOKERY_INDEXER_REQUEST_TIMEOUT_MS); the indexer's default otherwise. */
+  indexerRequestTimeoutMs?: number;
+}
 
 /** The query side of one database: its index readers and its query runner. */
 export interface DatabaseQueries {
@@ -29,6 +34,7 @@ export interface DatabaseQueries {
 export class TenantIndexing {
   private readonly indexer: IndexerProcess;
   private readonly databases = new Map<string, Promise<DatabaseQueries>>();
+  private readonly catchUps = new CatchUpWaits();
 
   /**
    * `indexer`: one started ahead (a spare tenant process starts it while it waits); else one is started now.
@@ -39,8 +45,14 @@ export class TenantIndexing {
     private readonly log: FastifyBaseLogger,
     indexer?: IndexerProcess,
     private readonly indexChanges?: IndexChangeFeed,
+    options: TenantIndexingOptions = {},
   ) {
     this.indexer = indexer ?? new IndexerProcess(log);
+    // A spare's indexer was started before the tenant's configuration was known.
+    if (options.indexerRequestTimeoutMs !== undefined)
+      this.indexer.requestTimeoutMs = options.indexerRequestTimeoutMs;
+    // Progress wakes the queries waiting on that database's indexes early; a poll covers the rest.
+    this.indexer.onProgress((db) => this.catchUps.check(db));
     this.indexer.onProgress((db, index, lastEtag, batch) => {
       // Nothing to tell when the index did not change: a failed batch (retried every second at the same
       // etag), or one that only moved the index past writes to other collections. Every write would
@@ -162,7 +174,7 @@ export class TenantIndexing {
     }
   }
 
-  /** Resolves once the index has caught up with the database (checked on each progress report). */
+  /** Resolves true once the index has caught up with the database, false after `timeoutMs`. */
   private waitForNonStale(
     db: Database,
     indexes: IndexCatalog,
@@ -173,24 +185,9 @@ export class TenantIndexing {
       const reader = indexes.reader(name);
       return reader !== null && !db.hasChangesAfter(collectionsOf(reader.definition), reader.lastEtag());
     };
+    const key = db.name.toLowerCase();
     if (isCaughtUp()) return Promise.resolve(true);
-    this.indexer.nudge(db.name.toLowerCase());
-    return new Promise((resolve) => {
-      const finish = (result: boolean) => {
-        clearTimeout(deadline);
-        clearInterval(poll);
-        unsubscribe();
-        resolve(result);
-      };
-      const check = () => {
-        if (isCaughtUp()) finish(true);
-      };
-      const deadline = setTimeout(() => finish(isCaughtUp()), timeoutMs);
-      // Progress messages wake us early; the poll covers an index that had nothing to do.
-      const poll = setInterval(check, STALE_POLL_MS);
-      const unsubscribe = this.indexer.onProgress((progressDb) => {
-        if (progressDb === db.name.toLowerCase()) check();
-      });
-    });
+    this.indexer.nudge(key);
+    return this.catchUps.wait(key, name, isCaughtUp, timeoutMs);
   }
 }
