@@ -1,5 +1,10 @@
 import path from 'node:path';
-import { type CatalogMirrorOptions, MirrorModeSchema } from '@rookery/engine';
+import {
+  type CatalogMirrorOptions,
+  DEFAULT_MAX_INDEXES,
+  DEFAULT_SANDBOX_LIMITS,
+  MirrorModeSchema,
+} from '@rookery/engine';
 import { DatabaseNameSchema, LogLevelSchema, loadEnvConfig } from '@rookery/protocol';
 import { z } from 'zod';
 import { DEFAULT_INDEXER_REQUEST_TIMEOUT_MS } from './indexing/indexer-process.js';
@@ -89,6 +94,23 @@ export const TenantConfigSchema = z.object({
   mirrorConfirmTimeoutMs: z.coerce.number().int().min(100).optional(),
   /** A request to the indexer process (define, delete or reset an index) not answered within this fails with 503. */
   indexerRequestTimeoutMs: z.coerce.number().int().min(100).default(DEFAULT_INDEXER_REQUEST_TIMEOUT_MS),
+  // What the tenant's index code may cost its indexer process (see the engine's README, "Limits on index code").
+  /** Indexes one database may hold; one more is refused with 409 TooManyIndexes. */
+  indexMaxPerDatabase: z.coerce.number().int().min(1).default(DEFAULT_MAX_INDEXES),
+  /** Sandbox memory all JavaScript indexes of the tenant may hold, in MB; one more is refused with 409. */
+  indexSandboxBudgetMb: z.coerce.number().int().min(0).default(256),
+  /** Heap limit of one JavaScript index sandbox, in MB (a map/reduce index has two). */
+  indexSandboxMemoryMb: z.coerce.number().int().min(8).default(DEFAULT_SANDBOX_LIMITS.memoryMb),
+  /** Time one document's JavaScript maps may take, in ms; over it the document is an index error. */
+  indexDocumentTimeoutMs: z.coerce.number().int().min(1).default(DEFAULT_SANDBOX_LIMITS.documentTimeoutMs),
+  /** Time one index's batch may spend in JavaScript maps before it is cut short for the other indexes, in ms. */
+  indexBatchTimeMs: z.coerce.number().int().min(1).default(DEFAULT_SANDBOX_LIMITS.batchTimeMs),
+  /** Entries one document may emit into one index; over it the document is an index error. */
+  indexMaxEntriesPerDocument: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(DEFAULT_SANDBOX_LIMITS.maxEntriesPerDocument),
 });
 export type TenantConfig = z.infer<typeof TenantConfigSchema>;
 
@@ -113,6 +135,12 @@ const ENV_NAMES: Record<keyof TenantConfig, string> = {
   mirrorMaxLagMs: 'ROOKERY_MIRROR_MAX_LAG_MS',
   mirrorConfirmTimeoutMs: 'ROOKERY_MIRROR_CONFIRM_TIMEOUT_MS',
   indexerRequestTimeoutMs: 'ROOKERY_INDEXER_REQUEST_TIMEOUT_MS',
+  indexMaxPerDatabase: 'ROOKERY_INDEX_MAX_PER_DATABASE',
+  indexSandboxBudgetMb: 'ROOKERY_INDEX_SANDBOX_BUDGET_MB',
+  indexSandboxMemoryMb: 'ROOKERY_INDEX_SANDBOX_MEMORY_MB',
+  indexDocumentTimeoutMs: 'ROOKERY_INDEX_DOCUMENT_TIMEOUT_MS',
+  indexBatchTimeMs: 'ROOKERY_INDEX_BATCH_TIME_MS',
+  indexMaxEntriesPerDocument: 'ROOKERY_INDEX_MAX_ENTRIES_PER_DOCUMENT',
 };
 
 /**
@@ -153,4 +181,25 @@ export function loadConfig(
   overrides: Partial<z.input<typeof TenantConfigSchema>> = {},
 ): TenantConfig {
   return loadEnvConfig('tenant', TenantConfigSchema, ENV_NAMES, env, overrides);
+}
+
+const IndexerConfigSchema = TenantConfigSchema.pick({
+  indexMaxPerDatabase: true,
+  indexSandboxBudgetMb: true,
+  indexSandboxMemoryMb: true,
+  indexDocumentTimeoutMs: true,
+  indexBatchTimeMs: true,
+  indexMaxEntriesPerDocument: true,
+});
+export type IndexerConfig = z.infer<typeof IndexerConfigSchema>;
+
+/**
+ * The indexer process's part of the configuration, from the environment it
+ * inherits from the tenant (which already refused bad values at start-up).
+ */
+export function loadIndexerConfig(env: NodeJS.ProcessEnv = process.env): IndexerConfig {
+  const names = Object.fromEntries(
+    Object.keys(IndexerConfigSchema.shape).map((key) => [key, ENV_NAMES[key as keyof IndexerConfig]]),
+  ) as Record<keyof IndexerConfig, string>;
+  return loadEnvConfig('indexer', IndexerConfigSchema, names, env);
 }

@@ -83,6 +83,8 @@ export interface StackOptions {
   liveSweepMs?: number;
   /** WebSockets and NDJSON streams one tenant may hold open (the gateway's defaults otherwise). */
   liveLimits?: Partial<LiveLimits>;
+  /** Extra environment of the tenant processes (ROOKERY_* tenant settings such as ROOKERY_INDEX_*). */
+  tenantEnv?: Record<string, string>;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
@@ -110,7 +112,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       tenantCpus: 0,
     },
   );
-  const supervisor = new TenantSupervisor(hostConfig, { logger, stdio: 'ignore' });
+  const supervisor = new TenantSupervisor(hostConfig, {
+    logger,
+    stdio: 'ignore',
+    ...(options.tenantEnv && { env: { ...process.env, ...options.tenantEnv } }),
+  });
   const host = buildHostServer({ supervisor, internalToken: TOKEN, logger });
   const hostUrl = await host.listen({ host: '127.0.0.1', port: 0 });
   const server = await issueServerCertificate(ca, { hosts: ['localhost', '127.0.0.1'], validDays: 30 });

@@ -3,14 +3,28 @@
 // the tenant's databases and keeps them up to date from docs.db, so indexing
 // never runs on the tenant's request path (and tenant JavaScript in index
 // definitions runs in sandboxes here, not in the process serving requests).
-import { DatabaseIndexer, PrepareThread } from '@rookery/engine';
+import { DatabaseIndexer, type DatabaseIndexerOptions, PrepareThread, SandboxBudget } from '@rookery/engine';
 import { RookeryError } from '@rookery/protocol';
 import pino from 'pino';
+import { loadIndexerConfig } from '../config.js';
 import { type FromIndexer, refusalOf, requestIdOf, type ToIndexer, ToIndexerSchema } from './messages.js';
 
 const log = pino({ level: process.env.ROOKERY_LOG_LEVEL ?? 'info', base: { service: 'indexer' } });
 /** Batches are read and mapped on this thread while the process's own thread writes the one before. */
 const prepareThread = new PrepareThread();
+const config = loadIndexerConfig();
+/** What the tenant's index code may cost (one budget for all its databases: this process is the tenant's). */
+const indexerOptions: DatabaseIndexerOptions = {
+  prepareThread,
+  maxIndexes: config.indexMaxPerDatabase,
+  sandboxBudget: new SandboxBudget(config.indexSandboxBudgetMb),
+  sandbox: {
+    memoryMb: config.indexSandboxMemoryMb,
+    documentTimeoutMs: config.indexDocumentTimeoutMs,
+    batchTimeMs: config.indexBatchTimeMs,
+    maxEntriesPerDocument: config.indexMaxEntriesPerDocument,
+  },
+};
 const indexers = new Map<string, DatabaseIndexer>();
 const pending = new Set<string>();
 /** Databases whose last batch failed: retried after a pause instead of in a hot loop. */
@@ -76,7 +90,7 @@ function handle(message: ToIndexer): unknown {
   switch (message.type) {
     case 'open': {
       indexers.get(message.db)?.close();
-      indexers.set(message.db, new DatabaseIndexer(message.directory, { prepareThread }));
+      indexers.set(message.db, new DatabaseIndexer(message.directory, indexerOptions));
       schedule(message.db);
       return null;
     }
