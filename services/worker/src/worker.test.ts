@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { openControlStore } from '@rookery/control';
 import { Database } from '@rookery/engine';
@@ -110,7 +111,7 @@ describe('the worker on the embedded job queue', () => {
     });
     expect(await waitForJob(queue, again, finished, 'finished')).toMatchObject({
       state: 'failed',
-      lastError: expect.stringContaining('already holds a database'),
+      lastError: expect.stringContaining('"shop-restored" already exists'),
     });
   });
 
@@ -174,5 +175,46 @@ describe('the worker on the embedded job queue', () => {
     expect(await runScheduled()).toEqual([{ tenant: TENANT, database: DATABASE, kind: 'full' }]);
     const { complete } = await new BackupCatalog(storage, TENANT, DATABASE).list();
     expect(complete.map((b) => b.kind)).toEqual(['full', 'incremental', 'full']);
+  });
+});
+
+describe('what a failed job tells the tenant', () => {
+  // lastError is what tenant admins read (GET /control/jobs/{id}): never a path of this server.
+  const serverPath = /(^|[\s'"(:])\/[\w.-]/;
+
+  async function failedRestore(payload: { database: string; targetDatabase: string }) {
+    const id = await queue.enqueue({ type: 'restore', tenantId: TENANT, payload, maxAttempts: 1 });
+    const job = await waitForJob(queue, id, finished, 'finished');
+    expect(job.state).toBe('failed');
+    expect(job.lastError).not.toContain(tmp.dir);
+    expect(job.lastError).not.toMatch(serverPath);
+    return job.lastError!;
+  }
+
+  it('says there is no backup without naming where backups are kept', async () => {
+    await start();
+    expect(await failedRestore({ database: 'never-backed-up', targetDatabase: 'copy' })).toMatch(
+      new RegExp(`no backup of ${TENANT}/never-backed-up`),
+    );
+  });
+
+  it('says the target database exists without naming its directory', async () => {
+    await start();
+    const taken = Database.create(path.join(dataDir, 'tenants', TENANT, 'databases', 'taken'), 'taken');
+    await taken.close();
+    expect(await failedRestore({ database: DATABASE, targetDatabase: 'taken' })).toMatch(
+      /"taken" already exists/,
+    );
+  });
+
+  it('answers an internal failure (here: the scratch directory is a file) with a message that points at the log', async () => {
+    const scratch = path.join(tmp.dir, 'not-a-directory');
+    fs.writeFileSync(scratch, 'x');
+    await start({ scratchDir: scratch });
+    const backup = await queue.enqueue({ type: 'backup', tenantId: TENANT, payload: { database: DATABASE } });
+    expect(await waitForJob(queue, backup, finished, 'finished')).toMatchObject({ state: 'completed' });
+    const message = await failedRestore({ database: DATABASE, targetDatabase: 'copy' });
+    expect(message).toMatch(/internal error/i);
+    expect(message).toMatch(/worker's log/);
   });
 });

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { openControlStore } from '@rookery/control';
-import { type JobQueue, openJobQueue, type StopWorking } from '@rookery/jobs';
+import { type JobHandler, type JobQueue, openJobQueue, type StopWorking } from '@rookery/jobs';
 import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import type { WorkerConfig } from './config.js';
@@ -13,6 +13,7 @@ import { databaseJobHandler } from './jobs/database-job.js';
 import { purgeJobHandler } from './jobs/purge-job.js';
 import { restoreJobHandler } from './jobs/restore-job.js';
 import { sweepJobHandler } from './jobs/sweep-job.js';
+import { withTenantSafeErrors } from './jobs/tenant-safe-errors.js';
 import { WorkerMetrics } from './metrics.js';
 import { BackupScheduler } from './schedule/scheduler.js';
 import { Schedules } from './schedule/schedules.js';
@@ -55,6 +56,16 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   // The control store (the same SQLite file or PostgreSQL database as the control plane's): restores
   // record the databases they create there, sweeps leave deleted tenants asleep.
   const controlStore = await openControlStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  // Whatever reaches a job's lastError (read by tenant admins) never names these: tenant-safe-errors.ts.
+  const serverPlaces = [
+    config.dataDir,
+    config.mirrorDir,
+    config.backupDir,
+    config.tenantsDir,
+    config.scratchDir,
+    storage.location,
+  ];
+  const safe = <P>(handler: JobHandler<P>) => withTenantSafeErrors(handler, serverPlaces);
   const workOptions = {
     concurrency: config.concurrency,
     perTenantConcurrency: config.perTenantConcurrency,
@@ -63,58 +74,68 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const stops: StopWorking[] = [
     queue.work(
       'backup',
-      backupJobHandler({
-        mirrorDir: config.mirrorDir,
-        storage,
-        masterKey: options.masterKey,
-        metrics,
-        settings: {
-          compressionQuality: config.compressionQuality,
-          readBytesPerSecond: config.backupMaxMbPerSecond * 1e6,
-          maxChainLength: config.maxChainLength,
-        },
-      }),
+      safe(
+        backupJobHandler({
+          mirrorDir: config.mirrorDir,
+          storage,
+          masterKey: options.masterKey,
+          metrics,
+          settings: {
+            compressionQuality: config.compressionQuality,
+            readBytesPerSecond: config.backupMaxMbPerSecond * 1e6,
+            maxChainLength: config.maxChainLength,
+          },
+        }),
+      ),
       workOptions,
     ),
     queue.work(
       'restore',
-      restoreJobHandler({
-        tenantsDir: config.tenantsDir,
-        scratchDir: config.scratchDir,
-        storage,
-        masterKey: options.masterKey,
-        metrics,
-        records: controlStore,
-      }),
+      safe(
+        restoreJobHandler({
+          tenantsDir: config.tenantsDir,
+          scratchDir: config.scratchDir,
+          storage,
+          masterKey: options.masterKey,
+          metrics,
+          records: controlStore,
+        }),
+      ),
       workOptions,
     ),
     queue.work(
       'lifecycle-sweep',
-      sweepJobHandler({
-        host: { url: config.hostUrl, token: config.internalToken },
-        metrics,
-        tenants: controlStore,
-      }),
+      safe(
+        sweepJobHandler({
+          host: { url: config.hostUrl, token: config.internalToken },
+          metrics,
+          tenants: controlStore,
+        }),
+      ),
       workOptions,
     ),
     queue.work(
       'tenant-purge',
-      purgeJobHandler({
-        host: { url: config.hostUrl, token: config.internalToken },
-        mirrorDir: config.mirrorDir,
-        storage,
-        metrics,
-        queue,
-      }),
+      safe(
+        purgeJobHandler({
+          host: { url: config.hostUrl, token: config.internalToken },
+          mirrorDir: config.mirrorDir,
+          storage,
+          metrics,
+          queue,
+        }),
+      ),
       workOptions,
     ),
     queue.work(
       'database',
-      databaseJobHandler({
-        host: { url: config.hostUrl, token: config.internalToken },
-        records: controlStore,
-        metrics,
-      }),
+      safe(
+        databaseJobHandler({
+          host: { url: config.hostUrl, token: config.internalToken },
+          records: controlStore,
+          metrics,
+        }),
+      ),
       workOptions,
     ),
   ];

@@ -58,9 +58,12 @@ export class BackupCatalog {
     return `${this.prefix}${id}/${file}`;
   }
 
-  /** Where a backup is, for messages. */
+  /**
+   * A backup, for messages. They reach tenants (a failed job's lastError), so they name the backup,
+   * never the storage's location (a server path or bucket), which the worker's log has.
+   */
   describe(id: string): string {
-    return `${this.storage.location}/${this.prefix}${id}`;
+    return `backup ${id} of ${this.tenantId}/${this.database}`;
   }
 
   async list(): Promise<DatabaseBackups> {
@@ -106,7 +109,7 @@ export class BackupCatalog {
 }
 
 function corruptAt(where: string, why: string): RookeryError {
-  return new RookeryError('BackupCorrupt', `The backup at ${where} cannot be used: ${why}.`, {
+  return new RookeryError('BackupCorrupt', `The ${where} cannot be used: ${why}.`, {
     backup: where,
   });
 }

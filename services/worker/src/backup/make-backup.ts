@@ -199,7 +199,7 @@ class BackupWriter {
     if (!snapshot) {
       throw new RookeryError(
         'MirrorNotFound',
-        `Nothing of ${this.request.tenantId}/${this.request.database} is on the mirror yet (${mirrorDirectory} has no snapshot); back it up once it is mirrored.`,
+        `Nothing of ${this.request.tenantId}/${this.request.database} is on the mirror yet (no snapshot); back it up once it is mirrored.`,
       );
     }
     // Opened first: pruning may delete the file once a newer snapshot exists; what is open stays readable.

@@ -111,7 +111,7 @@ export function openManifest(text: string, key: BackupKey, where: string): Verif
   if (keyId !== key.id) {
     throw new RookeryError(
       'BackupKeyMismatch',
-      `The backup at ${where} was encrypted with another key (key id ${keyId}) than tenant ${key.tenantId}'s backup key (key id ${key.id}, version ${key.version}). Restore it with the master key and tenant it was made with.`,
+      `The ${where} was encrypted with another key (key id ${keyId}) than tenant ${key.tenantId}'s backup key (key id ${key.id}, version ${key.version}). Restore it with the master key and tenant it was made with.`,
       { keyId, expectedKeyId: key.id },
     );
   }
@@ -144,7 +144,7 @@ function parseJson(text: string): unknown {
 export function corrupt(where: string, why: string): RookeryError {
   return new RookeryError(
     'BackupCorrupt',
-    `The backup at ${where} cannot be restored: ${why}. Nothing was restored; restore from another backup.`,
+    `The ${where} cannot be restored: ${why}. Nothing was restored; restore from another backup.`,
     { backup: where },
   );
 }

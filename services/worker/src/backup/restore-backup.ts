@@ -62,7 +62,7 @@ export async function restoreBackup(request: RestoreRequest): Promise<RestoreOut
   if (Database.exists(request.targetDirectory)) {
     throw new RookeryError(
       'DatabaseAlreadyExists',
-      `${request.targetDirectory} already holds a database; restore into a new database.`,
+      `A database "${path.basename(request.targetDirectory)}" already exists; restore into a new database.`,
     );
   }
   const catalog = new BackupCatalog(request.storage, request.tenantId, request.database);
@@ -76,7 +76,7 @@ export async function restoreBackup(request: RestoreRequest): Promise<RestoreOut
   const counted = (source: AsyncIterable<Buffer>) => countReads(source, progress, request);
 
   for (const { manifest, file } of files) {
-    const where = `${catalog.describe(manifest.id)}/${file.name}`;
+    const where = `${catalog.describe(manifest.id)}, file ${file.name}`;
     const stored = await digestStream(counted(readListed(catalog, manifest, file)));
     if (stored.bytes !== file.storedBytes || stored.sha256 !== file.storedSha256) {
       throw corrupt(where, "its checksum does not match the manifest's (it was altered or cut short)");
@@ -132,8 +132,8 @@ async function loadChain(
     throw new RookeryError(
       'BackupNotFound',
       id
-        ? `${catalog.storage.location} has no complete backup ${id} of ${catalog.tenantId}/${catalog.database}.`
-        : `${catalog.storage.location} has no backup of ${catalog.tenantId}/${catalog.database}.`,
+        ? `There is no complete backup ${id} of ${catalog.tenantId}/${catalog.database}; list the backups and pick one that completed.`
+        : `There is no backup of ${catalog.tenantId}/${catalog.database}; back it up before restoring it.`,
       { database: catalog.database, ...(id ? { backupId: id } : {}) },
     );
   }
@@ -169,7 +169,7 @@ function readListed(
   manifest: BackupManifest,
   file: ManifestFile,
 ): AsyncIterable<Buffer> {
-  const where = `${catalog.describe(manifest.id)}/${file.name}`;
+  const where = `${catalog.describe(manifest.id)}, file ${file.name}`;
   const source = catalog.storage.read(catalog.keyOf(manifest.id, file.name));
   return (async function* () {
     try {
@@ -191,7 +191,7 @@ async function decryptTo(
   key: BackupKey,
   counted: (source: AsyncIterable<Buffer>) => AsyncIterable<Buffer>,
 ): Promise<void> {
-  const where = `${catalog.describe(manifest.id)}/${file.name}`;
+  const where = `${catalog.describe(manifest.id)}, file ${file.name}`;
   const plaintext = openFile(counted(readListed(catalog, manifest, file)), {
     key,
     place: `${manifest.id}/${file.name}`,

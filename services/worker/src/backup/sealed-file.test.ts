@@ -28,7 +28,7 @@ async function open(stored: Buffer, options: { key?: typeof key; place?: string 
   for await (const piece of openFile(pieces(stored, [7000]), {
     key: options.key ?? key,
     place: options.place ?? place,
-    describe: 'the test file',
+    describe: 'test file',
   })) {
     out.push(piece);
   }

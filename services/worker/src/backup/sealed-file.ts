@@ -226,7 +226,7 @@ export async function digestStream(
 function corrupt(options: OpenOptions, why: string): RookeryError {
   return new RookeryError(
     'BackupCorrupt',
-    `${options.describe} cannot be restored: ${why}. The backup was damaged or altered; restore from another backup.`,
+    `The ${options.describe} cannot be restored: ${why}. The backup was damaged or altered; restore from another backup.`,
     { file: options.place },
   );
 }

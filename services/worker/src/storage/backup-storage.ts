@@ -33,10 +33,11 @@ export function keySegments(key: string, what = 'key'): string[] {
   return trailing;
 }
 
-export function objectNotFound(location: string, key: string): RookeryError {
+/** `key` is relative to the storage's root; the location itself stays out (messages reach tenants). */
+export function objectNotFound(key: string): RookeryError {
   return new RookeryError(
     'BackupNotFound',
-    `${location} has no ${key}; the backup is incomplete or was deleted.`,
+    `The backup storage has no ${key}; the backup is incomplete or was deleted.`,
     {
       key,
     },

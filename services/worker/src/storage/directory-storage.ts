@@ -44,7 +44,7 @@ export class DirectoryStorage implements BackupStorage {
     try {
       handle = await fs.promises.open(file, 'r');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw objectNotFound(this.location, key);
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw objectNotFound(key);
       throw error;
     }
     try {

@@ -109,7 +109,7 @@ export class S3Storage implements BackupStorage {
       );
       body = object.Body as AsyncIterable<Uint8Array>;
     } catch (error) {
-      if (error instanceof NoSuchKey) throw objectNotFound(this.location, key);
+      if (error instanceof NoSuchKey) throw objectNotFound(key);
       throw error;
     }
     for await (const piece of body) yield Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
