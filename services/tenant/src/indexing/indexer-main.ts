@@ -135,10 +135,17 @@ process.on('message', (raw) => {
     const result = handle(message);
     if ('id' in message) send({ type: 'reply', id: message.id, ok: true, result });
   } catch (error) {
-    const code = error instanceof RookeryError ? error.code : 'InternalError';
-    if (!(error instanceof RookeryError)) log.error({ err: error, db: message.db }, 'indexer request failed');
-    if ('id' in message)
-      send({ type: 'reply', id: message.id, ok: false, error: { code, message: (error as Error).message } });
+    // The reply reaches the tenant's clients: our own errors are written for them; anything else
+    // (SQLite, the file system) speaks of files and paths, so it is logged here and not sent on.
+    const ours = error instanceof RookeryError;
+    if (!ours) log.error({ err: error, db: message.db }, 'indexer request failed');
+    const reply = ours
+      ? { code: error.code, message: error.message }
+      : {
+          code: 'InternalError' as const,
+          message: `The indexer failed on an internal error (database ${message.db}); the tenant's log has the details.`,
+        };
+    if ('id' in message) send({ type: 'reply', id: message.id, ok: false, error: reply });
   }
 });
 

@@ -84,6 +84,15 @@ describe('the indexer channel', () => {
     expect(await indexer.next()).toMatchObject({ type: 'reply', id: 8, ok: true });
   });
 
+  it('answers a request that fails inside the indexer without its internals (driver messages, paths): the tenant's log has them', async () => {
+    const indexer = await startIndexer();
+    const directory = '/nonexistent/rookery-data/tenants/acme/databases/shop';
+    const error = await refusal(indexer.openDatabase('shop', directory));
+    expect(error.code).toBe('InternalError');
+    expect(error.message).not.toContain('/nonexistent');
+    expect(error.message).toMatch(/tenant's log/);
+  });
+
   it('refuses a request the indexer would refuse before sending it', async () => {
     const indexer = await startIndexer();
     const error = await refusal(
