@@ -105,6 +105,8 @@ const TENANT_SETTINGS = new Set([
   'ROOKERY_INDEX_DOCUMENT_TIMEOUT_MS',
   'ROOKERY_INDEX_BATCH_TIME_MS',
   'ROOKERY_INDEX_MAX_ENTRIES_PER_DOCUMENT',
+  // How long a tenant waits for its indexer process to answer a request before failing it with 503.
+  'ROOKERY_INDEXER_REQUEST_TIMEOUT_MS',
 ]);
 const FAILURE_WINDOW_MS = 60_000;
 /**
