@@ -17,7 +17,7 @@ import {
   readDefinition,
 } from './index-file.js';
 import type { ProgressOptions } from './index-progress.js';
-import { type BatchOutcome, IndexWriter } from './index-writer.js';
+import { type BatchOutcome, IndexWriter, ReduceBudgetExceeded } from './index-writer.js';
 import { createMapper } from './mapper.js';
 import { type Prepared, PrepareError, type PrepareRequest, type PrepareThread } from './prepare-thread.js';
 import { resolveSandboxLimits, SandboxError, type SandboxLimits } from './sandbox/index.js';
@@ -81,6 +81,11 @@ interface LoadedIndex {
   prefetch: { afterEtag: number; prepared: Promise<Prepared> } | null;
   /** What the index holds of the sandbox budget. */
   sandboxMb: number;
+  /**
+   * Most documents of its next batch: the indexer's batch size, less after a
+   * batch whose JavaScript reduce ran over its time budget (see ReduceBudgetExceeded).
+   */
+  batchLimit: number;
 }
 
 /**
@@ -192,7 +197,7 @@ export class DatabaseIndexer {
       progress.push(
         this.advance(loaded, from, () => {
           loaded.preparer ??= new BatchPreparer(loaded.writer.definition, this.options.sandbox);
-          const batch = this.source.readBatch(loaded.preparer.collections, from, this.batchSize, {
+          const batch = this.source.readBatch(loaded.preparer.collections, from, loaded.batchLimit, {
             includeArchived: loaded.writer.definition.IncludeArchived === true,
           });
           return loaded.preparer.prepare(batch);
@@ -239,11 +244,20 @@ export class DatabaseIndexer {
   /** Prepares (through `prepare`) and writes one batch; a failure is recorded in the index's errors. */
   private advance(loaded: LoadedIndex, from: number, prepare: () => PreparedBatch): IndexProgress {
     let outcome: BatchOutcome;
+    let documents = 0;
     try {
-      outcome = loaded.writer.write(prepare());
+      const batch = prepare();
+      documents = batch.documents;
+      outcome = loaded.writer.write(batch);
     } catch (error) {
+      if (error instanceof ReduceBudgetExceeded) {
+        // Rolled back, not failed: the same documents come again in smaller batches, after the other indexes' turn.
+        loaded.batchLimit = Math.max(1, Math.floor(documents / 4));
+        return { index: loaded.name, lastEtag: from, documents: 0, removed: 0, errors: 0 };
+      }
       return this.failed(loaded, from, error as Error);
     }
+    loaded.batchLimit = Math.min(this.batchSize, loaded.batchLimit * 2);
     return {
       index: loaded.name,
       lastEtag: outcome.upToEtag,
@@ -274,7 +288,7 @@ export class DatabaseIndexer {
       docsFile: this.docsFile,
       definition: loaded.definitionJson,
       afterEtag,
-      limit: this.batchSize,
+      limit: loaded.batchLimit,
       includeArchived: loaded.writer.definition.IncludeArchived === true,
       ...(this.options.sandbox ? { sandbox: this.options.sandbox } : {}),
     };
@@ -317,7 +331,6 @@ export class DatabaseIndexer {
       const sandboxMb = this.sandboxMbOf(definition);
       this.options.sandboxBudget?.hold(sandboxMb);
       this.indexes.set(definition.Name.toLowerCase(), {
-        sandboxMb,
         name: definition.Name,
         file,
         db,
@@ -325,6 +338,8 @@ export class DatabaseIndexer {
         definitionJson: JSON.stringify(definition),
         preparer: null,
         prefetch: null,
+        sandboxMb,
+        batchLimit: this.batchSize,
       });
     } catch (error) {
       db.close();

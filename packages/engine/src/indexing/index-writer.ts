@@ -6,11 +6,23 @@ import { type EntryRows, EntryRowsBuilder } from './entry-rows.js';
 import { compareTerms, NULL_TERM, type TermValue } from './field-values.js';
 import { FieldRegistry, searchFieldsOf } from './index-file.js';
 import { createMapper, type IndexEntry, type Mapper } from './mapper.js';
-import { SandboxError, type SandboxLimits } from './sandbox/index.js';
+import { resolveSandboxLimits, SandboxError, type SandboxLimits } from './sandbox/index.js';
 import type { SortedTerms } from './term-buffer.js';
 
 const MAX_STORED_ERRORS = 500;
 const REDUCE_CHUNK = 1_000;
+
+/**
+ * A JavaScript reduce spent the batch's time budget before the batch was
+ * done: the batch is rolled back, and the indexer asks for a smaller one
+ * (a batch of one document is never cut). Not an index error: nothing failed.
+ */
+export class ReduceBudgetExceeded extends Error {
+  constructor(readonly budgetMs: number) {
+    super(`the reduce of the batch took more than its ${budgetMs} ms budget`);
+    this.name = 'ReduceBudgetExceeded';
+  }
+}
 
 export interface BatchOutcome {
   documents: number;
@@ -43,6 +55,8 @@ export class IndexWriter {
   private reducer: Mapper | null = null;
   private readonly reduceRows: EntryRowsBuilder;
   private readonly searchColumns: number;
+  /** Reduce time a batch of several documents may take (JavaScript reduces only), in ms. */
+  private readonly reduceBudgetMs: number | null;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -54,6 +68,8 @@ export class IndexWriter {
     this.reduceRows = new EntryRowsBuilder(definition);
     const searchFields = searchFieldsOf(definition);
     this.searchColumns = searchFields.length;
+    this.reduceBudgetMs =
+      typeof definition.Reduce === 'string' ? resolveSandboxLimits(limits).batchTimeMs : null;
     this.insertTerms = new ChunkedInsert(
       db,
       'INSERT OR IGNORE INTO terms (field, value, entry) VALUES $rows',
@@ -121,8 +137,11 @@ export class IndexWriter {
     let entriesWritten = 0;
     const errors = [...batch.errors];
     const run = this.db.transaction(() => {
-      if (batch.mapResults) entriesWritten = this.applyReduce(batch.sources, batch.mapResults, errors);
-      else {
+      if (batch.mapResults) {
+        const deadline =
+          this.reduceBudgetMs !== null && batch.documents > 1 ? Date.now() + this.reduceBudgetMs : Infinity;
+        entriesWritten = this.applyReduce(batch.sources, batch.mapResults, errors, deadline);
+      } else {
         this.removeEntriesOf(batch.sources);
         if (batch.entries) entriesWritten = this.writeEntries(batch.entries);
       }
@@ -141,8 +160,10 @@ export class IndexWriter {
       this.addCounts.discard();
       this.reduceRows.reset();
       // A reduce that hit a sandbox limit leaves its isolate unusable: the next batch starts a fresh one.
-      this.reducer?.dispose();
-      this.reducer = null;
+      if (!(error instanceof ReduceBudgetExceeded)) {
+        this.reducer?.dispose();
+        this.reducer = null;
+      }
       this.fields.forget();
       this.fields.reload();
       throw error;
@@ -293,6 +314,7 @@ export class IndexWriter {
     sources: readonly string[],
     mapResults: readonly MapResultRow[],
     errors: { document: string | null; error: string }[],
+    deadline: number,
   ): number {
     // Groups that lose rows of the batch's documents: they had rows, so an old result may exist.
     const shrunk = new Set<string>();
@@ -329,7 +351,7 @@ export class IndexWriter {
         live.push(key);
         groups.push(group);
       }
-      const results = this.reduceEach(live, groups, fresh, errors);
+      const results = this.reduceEach(live, groups, fresh, errors, deadline);
       this.removeEntriesOf(existing);
       live.forEach((key, j) => {
         const result = results[j];
@@ -351,13 +373,19 @@ export class IndexWriter {
     groups: readonly IndexEntry[][],
     fresh: ReadonlyMap<string, MapResultRow[]>,
     errors: { document: string | null; error: string }[],
+    deadline: number,
   ): (IndexEntry | undefined)[] {
+    const inTime = () => {
+      if (Date.now() >= deadline) throw new ReduceBudgetExceeded(this.reduceBudgetMs ?? 0);
+    };
+    inTime();
     try {
       return this.reducer!.reduce(groups);
     } catch (error) {
       this.renewReducerIfDead(error);
     }
     return groups.map((group, j) => {
+      inTime();
       try {
         return this.reducer!.reduce([group])[0];
       } catch (error) {

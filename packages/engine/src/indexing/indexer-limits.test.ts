@@ -188,6 +188,31 @@ describe('time one document may cost', () => {
   });
 });
 
+describe('time one map/reduce batch may spend reducing', () => {
+  it('shrinks the batches of an index whose reduce is slow for every group; nothing is skipped', async () => {
+    await put(
+      Array.from(
+        { length: 60 },
+        (_, i) => [`s/${i}`, 'S', { N: i }] as [string, string, Record<string, unknown>],
+      ),
+    );
+    const indexer = indexerOf({ batchSize: 1_000, sandbox: { batchTimeMs: 100 } });
+    // One group per document, each at least 20 ms to reduce: 60 of them cannot fit in 100 ms.
+    indexer.put({
+      Name: 'S/SlowReduce',
+      Maps: ["map('S', s => ({ K: s.N, C: 1 }))"],
+      Reduce:
+        'groupBy(x => x.K).aggregate(g => { const end = Date.now() + 20; while (Date.now() < end) {} ' +
+        'return { K: g.key, C: g.values.length }; })',
+    });
+    const [first] = indexer.runOnce();
+    expect(first?.lastEtag).toBeLessThan(db.lastEtag);
+    expect(indexer.stats('S/SlowReduce')!.ErrorsCount).toBe(0);
+    indexer.runUntilIdle();
+    expect(indexer.stats('S/SlowReduce')).toMatchObject({ IsStale: false, EntriesCount: 60, ErrorsCount: 0 });
+  });
+});
+
 describe('entries per document', () => {
   it('refuses a document that emits more than the limit, naming it; the others are indexed', async () => {
     await put([

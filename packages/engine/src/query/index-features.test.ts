@@ -311,7 +311,8 @@ describe('JavaScript indexes', () => {
           'groupBy(x => x.Team).aggregate(g => { if (g.key === "boom") { const a = []; ' +
           'while (true) a.push(new Array(1e6).fill(1)); } return { Team: g.key, Count: g.values.length }; })',
       });
-      limited.runOnce();
+      // Until idle, not one turn: a reduce that takes long to die may cut the batch (ReduceBudgetExceeded).
+      limited.runUntilIdle();
       expect(limited.stats('Users/Teams')?.Errors[0]?.Error).toMatch(/memory limit/i);
       await db.batch([{ Type: 'DELETE', Id: 'users/2' }]);
       limited.runUntilIdle();
