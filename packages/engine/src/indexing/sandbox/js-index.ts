@@ -91,6 +91,9 @@ type Dispatch = (op: string, a?: string | number, b?: string | number) => string
 
 const TIMEOUT_MESSAGE = 'Script execution timed out.';
 
+/** Times a document stopped at its wall-clock limit without having used it on the CPU is run again. */
+const MAX_SPARED_RUNS = 2;
+
 export function resolveSandboxLimits(limits: Partial<SandboxLimits> | undefined): SandboxLimits {
   const resolved = { ...DEFAULT_SANDBOX_LIMITS, ...limits };
   if (!Number.isFinite(resolved.memoryMb) || resolved.memoryMb < 8) {
@@ -232,6 +235,8 @@ class IsolatedJsIndexProgram implements JsIndexProgram {
       }
       for (const raw of parsed) outcomes.push(toMapOutcome(raw));
     };
+    // Times the current document was stopped without having spent its limit on the CPU.
+    let spared = 0;
     while (outcomes.length < docs.length) {
       if (deadline !== undefined && outcomes.length > 0 && Date.now() >= deadline) break;
       // A slice of at most the per-document limit (less if the deadline is nearer), and the call's own
@@ -241,13 +246,26 @@ class IsolatedJsIndexProgram implements JsIndexProgram {
         deadline === undefined
           ? documentTimeoutMs
           : Math.max(1, Math.min(documentTimeoutMs, deadline - Date.now()));
+      const before = outcomes.length;
+      const cpuBefore = this.#isolate.cpuTime;
       let slice: string;
       try {
         slice = this.#call('mapRun', sliceMs, undefined, what, documentTimeoutMs + sliceMs);
       } catch (err) {
         if (!(err instanceof SandboxError) || err.code !== 'IndexTimeLimitExceeded') throw err;
-        // The isolate survives a time limit: keep what the slice finished, blame the document it was in.
+        // The isolate survives a time limit: keep what the slice finished.
         take(this.#call('mapTake', undefined, undefined, what));
+        // The limit is wall-clock, which also counts time this thread waited for a CPU: the document
+        // is blamed only once it was stopped running alone (the call's first) after the isolate spent
+        // its whole limit on the CPU, or after a few such tries on a busy machine. Otherwise the next
+        // call starts with it (the cursor is still on it).
+        const alone = outcomes.length === before;
+        const cpuMs = Number(this.#isolate.cpuTime - cpuBefore) / 1e6;
+        if (!alone || (cpuMs < documentTimeoutMs && spared < MAX_SPARED_RUNS)) {
+          if (alone) spared++;
+          continue;
+        }
+        spared = 0;
         outcomes.push({
           ok: false,
           error:
@@ -257,6 +275,7 @@ class IsolatedJsIndexProgram implements JsIndexProgram {
         this.#call('mapSkip', undefined, undefined, what);
         continue;
       }
+      spared = 0;
       take(slice);
     }
     this.#call('mapClear', undefined, undefined, what);
