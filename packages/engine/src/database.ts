@@ -276,15 +276,23 @@ export class Database {
    * indexes leave them out, so `from Orders` and `from Orders where …` agree.
    */
   collectionPage(collection: string | null, skip: number, take: number): LoadedDocument[] {
+    return [...this.collectionDocuments(collection, skip, take)];
+  }
+
+  /**
+   * collectionPage one document at a time: a caller that stops early (a response budget ran out) has not
+   * read the rest. Consume it synchronously: the statement stays open on the connection until it ends.
+   */
+  *collectionDocuments(collection: string | null, skip: number, take: number): Generator<LoadedDocument> {
     // Asking for no more rows than the counters say are there stops the scan at the last live document,
     // instead of walking the archived ones after it (archiving moves a document to the end of etag order).
     const limit = Math.min(take, Math.max(0, this.collectionCount(collection) - skip));
-    if (limit === 0) return [];
+    if (limit === 0) return;
     const rows =
       collection === null
-        ? this.reads().allDocs.all(limit, skip)
-        : this.reads().collectionDocs.all(this.canonicalCollection(collection), limit, skip);
-    return rows.map((row) => this.loaded(row));
+        ? this.reads().allDocs.iterate(limit, skip)
+        : this.reads().collectionDocs.iterate(this.canonicalCollection(collection), limit, skip);
+    for (const row of rows) yield this.loaded(row);
   }
 
   /**
@@ -298,18 +306,26 @@ export class Database {
     startsWith: string,
     after: string | null,
     limit: number,
+    maxChars = Number.POSITIVE_INFINITY,
   ): { documents: LoadedDocument[]; done: boolean } {
     const prefix = idKey(startsWith);
     const afterKey = after === null ? null : idKey(after);
     // Start at whichever bound is further, compared as SQLite compares text (UTF-8 bytes, not UTF-16 units).
     const rows =
       afterKey !== null && Buffer.compare(Buffer.from(afterKey), Buffer.from(prefix)) >= 0
-        ? this.streams().docsAfterKey.all(afterKey, limit)
-        : this.streams().docsFromKey.all(prefix, limit);
-    // Ids with the prefix are contiguous in id order: the first one without it ends the stream.
-    const end = rows.findIndex((row) => !idKey(row.id).startsWith(prefix));
-    const kept = end === -1 ? rows : rows.slice(0, end);
-    return { documents: kept.map((row) => this.loaded(row)), done: end !== -1 || rows.length < limit };
+        ? this.streams().docsAfterKey.iterate(afterKey, limit)
+        : this.streams().docsFromKey.iterate(prefix, limit);
+    const documents: LoadedDocument[] = [];
+    let chars = 0;
+    for (const row of rows) {
+      // Ids with the prefix are contiguous in id order: the first one without it ends the stream.
+      if (!idKey(row.id).startsWith(prefix)) return { documents, done: true };
+      const document = this.loaded(row);
+      documents.push(document);
+      chars += document.json.length;
+      if (chars >= maxChars) break;
+    }
+    return { documents, done: documents.length < limit && chars < maxChars };
   }
 
   /** Documents in a collection (all documents for `null`) that are not archived, from the counters: no counting. */
@@ -519,15 +535,30 @@ export class Database {
    * document's etag when the page is full, else the last etag of the database, since there is nothing more
    * for this read up to there (tombstones, archived documents and other collections included).
    */
-  documentsAfter(collection: string | null, etag: number, limit: number): DocumentsAfter {
+  documentsAfter(
+    collection: string | null,
+    etag: number,
+    limit: number,
+    maxChars = Number.POSITIVE_INFINITY,
+  ): DocumentsAfter {
     const rows =
       collection === null
-        ? this.reads().allDocsAfter.all(etag, limit)
-        : this.reads().collectionDocsAfter.all(this.canonicalCollection(collection), etag, limit);
-    const full = rows.length === limit && limit > 0;
+        ? this.reads().allDocsAfter.iterate(etag, limit)
+        : this.reads().collectionDocsAfter.iterate(this.canonicalCollection(collection), etag, limit);
+    // Row by row, so that a page of large documents stops at `maxChars` (and at least one document)
+    // instead of holding `limit` of them at once.
+    const documents: LoadedDocument[] = [];
+    let chars = 0;
+    for (const row of rows) {
+      const document = this.loaded(row);
+      documents.push(document);
+      chars += document.json.length;
+      if (chars >= maxChars) break;
+    }
+    const full = (documents.length === limit && limit > 0) || chars >= maxChars;
     return {
-      documents: rows.map((row) => this.loaded(row)),
-      scannedTo: full ? rows[rows.length - 1]!.etag : Math.max(etag, this.state.lastEtag),
+      documents,
+      scannedTo: full ? documents[documents.length - 1]!.etag : Math.max(etag, this.state.lastEtag),
     };
   }
 

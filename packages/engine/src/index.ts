@@ -54,6 +54,7 @@ export {
 export type { QueryStream } from './query/query-stream.js';
 export { readDatabaseStatsWithoutOpening } from './stats-reader.js';
 export type { SynchronousMode } from './storage/schema.js';
+export { DEFAULT_MAX_RESPONSE_BYTES, ResponseBudget } from './response-budget.js';
 export {
   type BatchOptions,
   DEFAULT_MAX_BATCH_CHARS,

@@ -1,5 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
-import { type Patch, type PatchOperation, RookeryError } from '@rookery/protocol';
+import {
+  assertNestingWithin,
+  MAX_JSON_DEPTH,
+  type Patch,
+  type PatchOperation,
+  RookeryError,
+} from '@rookery/protocol';
 
 type Json = Record<string, unknown>;
 
@@ -15,6 +21,8 @@ function fail(id: string, message: string): never {
 
 /** Applies a patch to a copy of `doc` (the document including its `@metadata`) and returns the copy. */
 export function applyPatch(id: string, doc: Json, patch: Patch): Json {
+  // structuredClone is recursive: a document stored before depth was limited could overflow the stack here.
+  assertNestingWithin(doc, MAX_JSON_DEPTH, `Document ${id} (stored before documents were limited in depth)`);
   const copy = structuredClone(doc);
   if ('Merge' in patch) return mergePatch(id, copy, patch.Merge);
   for (const op of patch.Operations) applyOperation(id, copy, op);

@@ -4,6 +4,7 @@
 // parsed: in the request handler, or in bulk insert's parse thread.
 import { MetadataInputSchema, SERVER_METADATA_KEYS } from './documents.js';
 import { RookeryError } from './errors.js';
+import { assertNestingWithin, MAX_JSON_DEPTH } from './json-depth.js';
 
 /** A document split into what docs.db stores in separate columns. */
 export interface PreparedDocument {
@@ -22,6 +23,8 @@ export interface PreparedDocument {
 const DROPPED_KEYS = new Set<string>([...SERVER_METADATA_KEYS, '@collection', '@archived']);
 
 export function prepareDocument(id: string, input: Record<string, unknown>): PreparedDocument {
+  // Before anything serialises it: JSON.stringify is recursive (see json-depth.ts).
+  assertNestingWithin(input, MAX_JSON_DEPTH, `Document ${id}`);
   const { '@metadata': rawMetadata, ...body } = input;
   if (rawMetadata === undefined) {
     return {

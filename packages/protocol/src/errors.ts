@@ -6,6 +6,8 @@ import { z } from 'zod';
  */
 export const ErrorCodes = {
   InvalidJson: 400,
+  /** A request body or document nests objects and arrays deeper than MAX_JSON_DEPTH (json-depth.ts). */
+  NestingTooDeep: 400,
   InvalidRequest: 400,
   InvalidId: 400,
   InvalidDatabaseName: 400,
@@ -27,6 +29,8 @@ export const ErrorCodes = {
   ConcurrencyConflict: 409,
   DatabaseAlreadyExists: 409,
   PayloadTooLarge: 413,
+  /** The answer would hold more than the tenant's response budget (ROOKERY_MAX_RESPONSE_BYTES). */
+  ResponseTooLarge: 413,
   UnsupportedMediaType: 415,
   DatabaseUnavailable: 503,
   InternalError: 500,
@@ -98,6 +102,7 @@ const TITLES: Record<ErrorCode, string> = {
   InvalidJson: 'Malformed JSON',
   InvalidRequest: 'Invalid request',
   InvalidId: 'Invalid document id',
+  NestingTooDeep: 'JSON nested too deeply',
   InvalidDatabaseName: 'Invalid database name',
   InvalidMetadata: 'Invalid document metadata',
   InvalidPatch: 'Patch cannot be applied',
@@ -117,6 +122,7 @@ const TITLES: Record<ErrorCode, string> = {
   PayloadTooLarge: 'Payload too large',
   UnsupportedMediaType: 'Unsupported media type',
   DatabaseUnavailable: 'Database unavailable',
+  ResponseTooLarge: 'Response too large',
   InternalError: 'Internal error',
   CertificateRequired: 'Client certificate required',
   CertificateNotRecognised: 'Certificate not recognised',

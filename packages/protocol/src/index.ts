@@ -9,5 +9,6 @@ export * from './includes.js';
 export * from './indexes.js';
 export * from './jobs.js';
 export * from './lifecycle.js';
+export * from './json-depth.js';
 export * from './live.js';
 export * from './queries.js';

@@ -32,4 +32,20 @@ describe('authorize', () => {
     expect(decide(writer, 'GET', '/databases/SHOP/docs?id=a')).toEqual({ ok: true, tenantId: 'acme' });
     expect(decide(writer, 'GET', '/databases/other/docs?id=a')).toMatchObject({ ok: false, status: 403 });
   });
+
+  it('refuses HiLo ranges to a read-only principal, saying that they reserve ids', () => {
+    const reader = principal({ kind: 'database', access: { shop: 'read-only' } });
+    expect(decide(reader, 'GET', '/databases/shop/hilo/next?tag=users')).toEqual({
+      ok: false,
+      status: 403,
+      code: 'Forbidden',
+      message:
+        'This certificate may only read database shop. Taking a HiLo range reserves ids in the database, so it is a write.',
+    });
+    expect(decide(reader, 'GET', '/databases/shop/stats')).toEqual({ ok: true, tenantId: 'acme' });
+    expect(decide(writer, 'GET', '/databases/shop/hilo/next?tag=users')).toEqual({
+      ok: true,
+      tenantId: 'acme',
+    });
+  });
 });

@@ -1,7 +1,7 @@
 // Who may do what: a principal's role against a classified route. Pure, so
 // the isolation tests can enumerate every route × role without a network.
 import type { Principal } from '@rookery/control';
-import type { TenantRoute } from './route-access.js';
+import { reservesIds, type TenantRoute } from './route-access.js';
 
 export type Decision =
   | { ok: true; tenantId: string }
@@ -38,7 +38,10 @@ export function authorize(principal: Principal, route: TenantRoute): Decision {
     return forbidden(`This certificate has no access to database ${route.database}.`);
   }
   if (route.access === 'write' && granted !== 'read-write') {
-    return forbidden(`This certificate may only read database ${route.database}.`);
+    const why = reservesIds(route)
+      ? ' Taking a HiLo range reserves ids in the database, so it is a write.'
+      : '';
+    return forbidden(`This certificate may only read database ${route.database}.${why}`);
   }
   return { ok: true, tenantId: own };
 }

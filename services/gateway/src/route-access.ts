@@ -102,3 +102,16 @@ function decodeSegment(segment: string): string | null {
     return null;
   }
 }
+  if (HILO.test(path)) return 'write';
+/**
+ * `GET /databases/{db}/hilo/next` is a GET in RavenDB's protocol, but each call reserves a range of ids (it
+ * moves the database's next id for the tag, by up to a million): a write, whatever the method.
+ */
+const HILO = /^\/databases\/[^/]+\/hilo(\/|$)/;
+
+/** True for a HiLo request (as the tenant's router reads its path): its 403 says why it is a write. */
+export function reservesIds(route: TenantRoute): boolean {
+  const path = routedPath(route.upstreamPath.split('?', 1)[0]!);
+  return path !== null && HILO.test(path);
+}
+

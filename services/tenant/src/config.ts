@@ -2,6 +2,7 @@ import path from 'node:path';
 import {
   type CatalogMirrorOptions,
   DEFAULT_MAX_INDEXES,
+  DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_SANDBOX_LIMITS,
   MirrorModeSchema,
 } from '@rookery/engine';
@@ -71,6 +72,16 @@ export const TenantConfigSchema = z.object({
     .int()
     .min(1024)
     .default(16 * 1024 * 1024),
+  /**
+   * Characters of JSON one answer may hold (documents, includes, projections; one streamed row): more is
+   * refused with 413 ResponseTooLarge before it is built. Well below the tenant's heap (512 MiB by default),
+   * which also holds the answer's parsed documents while it is made.
+   */
+  maxResponseBytes: z.coerce
+    .number()
+    .int()
+    .min(64 * 1024)
+    .default(DEFAULT_MAX_RESPONSE_BYTES),
   /** `full` fsyncs every commit; `normal` only at checkpoints (faster, loses the last commits on power loss). */
   synchronous: z.enum(['full', 'normal']).default('full'),
   compressionThresholdBytes: z.coerce.number().int().min(64).default(4096),
@@ -122,6 +133,7 @@ const ENV_NAMES: Record<keyof TenantConfig, string> = {
   logLevel: 'ROOKERY_LOG_LEVEL',
   maxBodyBytes: 'ROOKERY_MAX_BODY_BYTES',
   maxDocumentBytes: 'ROOKERY_MAX_DOCUMENT_BYTES',
+  maxResponseBytes: 'ROOKERY_MAX_RESPONSE_BYTES',
   synchronous: 'ROOKERY_SYNCHRONOUS',
   compressionThresholdBytes: 'ROOKERY_COMPRESSION_THRESHOLD_BYTES',
   mergeTransactions: 'ROOKERY_MERGE_TRANSACTIONS',

@@ -5,6 +5,7 @@ import { DatabaseCatalog } from '@rookery/engine';
 import { LIVE_PING_INTERVAL_MS, MAX_LIVE_FRAME_BYTES } from '@rookery/protocol';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { mirrorOf, type TenantConfig } from './config.js';
+import { limitJsonNesting } from './http/json-body.js';
 import { notFoundHandler, sendProblem, toRookeryError } from './http/problem.js';
 import { WORK_UNITS_HEADER, workUnits } from './http/work-units.js';
 import type { IndexerProcess } from './indexing/indexer-process.js';
@@ -118,6 +119,7 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
   const indexingOf = () => {
     indexing ??= new TenantIndexing(catalog, app.log, options.indexer, indexChanges, {
       indexerRequestTimeoutMs: config.indexerRequestTimeoutMs,
+      maxResponseBytes: config.maxResponseBytes,
     });
     return indexing;
   };
@@ -168,6 +170,7 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
   });
   // Only JSON (and NDJSON for bulk insert) is accepted: text bodies get a clear 415 instead of a confusing 400.
   app.removeContentTypeParser('text/plain');
+  limitJsonNesting(app);
 
   app.addHook('onRequest', async (request, reply) => {
     // A floor for answers that bypass onSend (bulk insert streams its own answer, and its headers leave with

@@ -12,7 +12,7 @@ import type {
   TextValue,
   Value,
 } from '@rookery/rql';
-import { parseRql, RqlSyntaxError } from '@rookery/rql';
+import { MAX_IN_VALUES, parseRql, RqlSyntaxError } from '@rookery/rql';
 import type { FacetSpec, OrderKey, Predicate, Scalar } from './plan.js';
 
 const MILES_IN_KM = 1.609344;
@@ -161,9 +161,18 @@ export class RqlCompiler {
         for (const v of e.values) {
           if (v.kind === 'parameter') {
             const resolved = this.parameter(v.name, v.position);
-            if (Array.isArray(resolved)) values.push(...resolved);
+            // One by one: spreading a 10,000-value array into push() passes 10,000 arguments.
+            if (Array.isArray(resolved)) for (const item of resolved) values.push(item);
             else values.push(resolved);
           } else values.push(this.value(v));
+        }
+        if (values.length > MAX_IN_VALUES) {
+          throw new RookeryError(
+            'InvalidQuery',
+            `The ${e.all ? 'all in' : 'in'} list at line ${e.position.start.line}, column ${e.position.start.column} ` +
+              `holds ${values.length.toLocaleString('en-US')} values; a list holds at most ` +
+              `${MAX_IN_VALUES.toLocaleString('en-US')}: split the query, or query a field that groups them`,
+          );
         }
         return { kind: 'in', field: this.operandField(e.left), values, all: e.all };
       }

@@ -20,6 +20,7 @@ import {
   compileProbe,
   distanceKm,
   type FieldLookup,
+  INLINE_IN_VALUES,
   latitudeBand,
   type Sql,
   searchMatch,
@@ -427,7 +428,13 @@ export class IndexReader implements FieldLookup {
       case 'true':
         return null;
       case 'in':
-        if (predicate.all) return this.chooseDriver(allInAsAnd(predicate));
+        if (predicate.all && predicate.values.length <= INLINE_IN_VALUES)
+          return this.chooseDriver(allInAsAnd(predicate));
+        // A long list: the entries with any of its values drive, and the probe keeps those with all of them.
+        if (predicate.all) {
+          const any = this.leafDriver({ ...predicate, all: false });
+          return any && { driver: any.driver, residual: predicate };
+        }
         break;
     }
     if (predicate.kind === 'endsWith' || (predicate.kind === 'compare' && predicate.op === '!=')) return null;

@@ -12,7 +12,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { EntrySet } from './entry-set.js';
 import { FieldOrder } from './field-order.js';
 import { allInAsAnd, type Predicate } from './plan.js';
-import { type FieldLookup, searchMatch, termRange } from './sql-predicate.js';
+import { type FieldLookup, INLINE_IN_VALUES, searchMatch, termRange } from './sql-predicate.js';
 
 /** A set bigger than this share of the bound is used once and not kept. */
 const LARGEST_SHARE = 4;
@@ -267,7 +267,8 @@ export class MatchSets {
         }
         break;
       case 'in':
-        if (where.all) return this.leaves(allInAsAnd(where));
+        // A long `all in` is one bitmap per value: SQL's single count probe serves it better (sql-predicate.ts).
+        if (where.all) return where.values.length <= INLINE_IN_VALUES ? this.leaves(allInAsAnd(where)) : null;
         break;
     }
     const leaf = this.leafOf(where);

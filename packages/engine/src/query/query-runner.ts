@@ -11,6 +11,7 @@ import {
 import type { FieldPath, RqlQuery } from '@rookery/rql';
 import type { Database } from '../database.js';
 import { collectionsOf } from '../indexing/database-indexer.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, ResponseBudget } from '../response-budget.js';
 import { chooseAutoIndex } from './auto-index.js';
 import { parseQueryText, RqlCompiler } from './compile-rql.js';
 import type { IndexCatalog } from './index-catalog.js';
@@ -67,10 +68,18 @@ export interface PreparedQuery {
 export interface QueryRunnerOptions {
   /** Bytes of recent answers kept by result etag (0: none); DEFAULT_RESULT_CACHE_BYTES by default. */
   resultCacheBytes?: number;
+  /** Characters of JSON one answer (or one streamed row) may hold; DEFAULT_MAX_RESPONSE_BYTES by default. */
+  maxResponseBytes?: number;
 }
+
+/** What a query refused for its size can do instead. */
+const PAGE_ADVICE =
+  'ask for a smaller page (limit), select fewer fields, or stream the results with POST /databases/{db}/streams/queries';
+const ROW_ADVICE = 'one result would hold more than that: load fewer or smaller documents into it';
 
 export class QueryRunner {
   private readonly results: ResultCache<QueryAnswer>;
+  private readonly maxResponseBytes: number;
   /**
    * Automatic indexes being created, by lower-case name: queries arriving meanwhile that need the same one
    * wait for that creation instead of sending the indexer a request each.
@@ -84,6 +93,7 @@ export class QueryRunner {
     options: QueryRunnerOptions = {},
   ) {
     this.results = new ResultCache(options.resultCacheBytes ?? DEFAULT_RESULT_CACHE_BYTES);
+    this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   }
 
   /** Parses, picks (or creates) the index, waits if asked, and computes the result etag. */
@@ -181,9 +191,10 @@ export class QueryRunner {
       const cached = this.results.get(prepared.resultEtag, owner);
       if (cached) return cached;
     }
-    const answer = this.execute(prepared);
-    if (!diagnostics)
-      this.results.set(prepared.resultEtag, owner, answer, JSON.stringify(answer.result).length);
+    const { answer, chars } = this.execute(prepared);
+    // The documents' characters, counted while gathering them, stand for the answer's size: serialising it
+    // once more only to measure it cost a full copy of the answer.
+    if (!diagnostics) this.results.set(prepared.resultEtag, owner, answer, chars + 1024);
     return answer;
   }
 
@@ -194,12 +205,13 @@ export class QueryRunner {
   stream(prepared: PreparedQuery): QueryStream {
     const projection =
       prepared.ast.select?.kind === 'selectFields'
-        ? (documents: Record<string, unknown>[], seen: Set<string>) => this.project(documents, prepared, seen)
+        ? (documents: Record<string, unknown>[], seen: Set<string>) =>
+            documents.flatMap((doc) => this.project(doc, prepared, seen, null))
         : null;
     return new QueryStream(this.db, prepared, windowOf(prepared, STREAM_WINDOW), projection);
   }
 
-  private execute(prepared: PreparedQuery): QueryAnswer {
+  private execute(prepared: PreparedQuery): { answer: QueryAnswer; chars: number } {
     const timings: Record<string, number> = { parse: round(prepared.parseMs) };
     let mark = performance.now();
     const lap = (name: string) => {
@@ -235,7 +247,7 @@ export class QueryRunner {
       }
       lap('query');
       const results = facets ?? suggestions ?? [];
-      return {
+      const answer = {
         result: {
           ...base,
           Results: results,
@@ -244,9 +256,27 @@ export class QueryRunner {
           ...(includeNames.has('timings') ? { Timings: timings } : {}),
         },
       };
+      return { answer, chars: JSON.stringify(results).length };
     }
 
-    let documents: Record<string, unknown>[];
+    // Documents are counted against the response budget as they are read, one at a time, and a projection
+    // is made from each as it comes, so neither the page's documents nor their text are ever all held at once.
+    const budget = new ResponseBudget(this.maxResponseBytes, PAGE_ADVICE);
+    const projecting = ast.select?.kind === 'selectFields';
+    const includePaths = (ast.include ?? []).filter((i): i is FieldPath => i.kind === 'field');
+    const results: unknown[] = [];
+    const returned = new Set<string | undefined>();
+    const referenced: string[] = [];
+    const seen = new Set<string>();
+    const gather = (json: string) => {
+      if (!projecting) budget.add(json.length);
+      const doc = JSON.parse(json) as Record<string, unknown>;
+      returned.add(idOf(doc)?.toLowerCase());
+      for (const path of includePaths)
+        for (const id of referencedIds(doc, compiler.fieldName(path))) referenced.push(id);
+      if (projecting) results.push(...this.project(doc, prepared, seen, budget));
+      else results.push(doc);
+    };
     let total: number;
     let plan: QueryResult['Plan'];
     if (reader) {
@@ -254,44 +284,34 @@ export class QueryRunner {
       lap('query');
       total = page.total;
       plan = page.plan;
-      documents = [];
       for (const entry of page.entries) {
-        if (entry.stored !== null) documents.push(JSON.parse(entry.stored) as Record<string, unknown>);
+        if (entry.stored !== null) gather(entry.stored);
         else if (entry.docId !== null) {
           // The index may be a moment behind a delete: a document that is gone is skipped, never invented.
           const loaded = this.db.get(entry.docId);
-          if (loaded) documents.push(JSON.parse(loaded.json) as Record<string, unknown>);
+          if (loaded) gather(loaded.json);
         }
       }
       lap('load');
     } else {
       total = this.db.collectionCount(prepared.collection);
-      documents = this.db
-        .collectionPage(prepared.collection, skip, take)
-        .map((d) => JSON.parse(d.json) as Record<string, unknown>);
+      for (const document of this.db.collectionDocuments(prepared.collection, skip, take))
+        gather(document.json);
       plan = { Operation: 'CollectionScan', Details: `${prepared.collection ?? '@all_docs'} in etag order` };
       lap('load');
     }
 
     const includes: Record<string, unknown> = {};
-    const includePaths = (ast.include ?? []).filter((i): i is FieldPath => i.kind === 'field');
     if (includePaths.length > 0) {
-      const returned = new Set(documents.map((d) => idOf(d)?.toLowerCase()));
-      for (const doc of documents) {
-        for (const path of includePaths) {
-          for (const id of referencedIds(doc, compiler.fieldName(path))) {
-            if (returned.has(id.toLowerCase()) || id in includes) continue;
-            const loaded = this.db.get(id);
-            includes[id] = loaded ? JSON.parse(loaded.json) : null;
-          }
-        }
+      for (const id of referenced) {
+        if (returned.has(id.toLowerCase()) || id in includes) continue;
+        const loaded = this.db.get(id);
+        if (loaded) budget.add(loaded.json.length);
+        includes[id] = loaded ? JSON.parse(loaded.json) : null;
       }
       lap('includes');
     }
-
-    const results = ast.select?.kind === 'selectFields' ? this.project(documents, prepared) : documents;
-    if (ast.select?.kind === 'selectFields') lap('projection');
-    return {
+    const answer = {
       result: {
         ...base,
         Includes: includes,
@@ -302,6 +322,7 @@ export class QueryRunner {
         ...(includeNames.has('explanations') || includeNames.has('timings') ? { Plan: plan } : {}),
       },
     };
+    return { answer, chars: budget.total };
   }
 
   private async autoIndex(collection: string, compiler: RqlCompiler): Promise<IndexReader> {
@@ -335,54 +356,59 @@ export class QueryRunner {
   }
 
   /**
-   * `select a, b.c as d, l.Name` with `load x as l`: built from the documents (and loaded ones). `seen`: the
-   * rows already returned, for `select distinct` over several pages of a stream.
+   * `select a, b.c as d, l.Name` with `load x as l`: the row made from one document (and the documents it
+   * loads), or none when `select distinct` saw it already. `seen`: the rows already returned, for
+   * `select distinct` over several pages of a stream. `page`: the answer's budget, which counts the row; the
+   * documents a row loads are held to the same limit on their own (a stream has no page budget, but no row
+   * may load without bound either).
    */
   private project(
-    documents: Record<string, unknown>[],
+    doc: Record<string, unknown>,
     prepared: PreparedQuery,
-    seen = new Set<string>(),
+    seen: Set<string>,
+    page: ResponseBudget | null,
   ): unknown[] {
     const { ast, compiler } = prepared;
-    if (ast.select?.kind !== 'selectFields') return documents;
+    if (ast.select?.kind !== 'selectFields') return [doc];
     const loads = ast.load ?? [];
     const projections = ast.select.projections;
-    const rows = documents.map((doc) => {
-      const scope = new Map<string, unknown>();
-      for (const load of loads) {
-        const [id] = referencedIds(doc, compiler.fieldName(load.path));
-        const loaded = id ? this.db.get(id) : null;
-        scope.set(load.alias, loaded ? JSON.parse(loaded.json) : null);
-      }
-      const row: Record<string, unknown> = {};
-      for (const p of projections) {
-        if (p.expression.kind === 'call') {
-          if (p.expression.name.toLowerCase() !== 'id' || p.expression.args.length > 0) {
-            throw new RookeryError(
-              'InvalidQuery',
-              `select ${p.expression.name}() is not supported yet (line ${p.position.start.line}, column ` +
-                `${p.position.start.column}); select fields or id()`,
-            );
-          }
-          row[p.alias ?? 'Id'] = idOf(doc);
-          continue;
+    const scope = new Map<string, unknown>();
+    const loading = new ResponseBudget(this.maxResponseBytes, ROW_ADVICE);
+    for (const load of loads) {
+      const [id] = referencedIds(doc, compiler.fieldName(load.path));
+      const loaded = id ? this.db.get(id) : null;
+      if (loaded) loading.add(loaded.json.length);
+      scope.set(load.alias, loaded ? JSON.parse(loaded.json) : null);
+    }
+    const row: Record<string, unknown> = {};
+    for (const p of projections) {
+      if (p.expression.kind === 'call') {
+        if (p.expression.name.toLowerCase() !== 'id' || p.expression.args.length > 0) {
+          throw new RookeryError(
+            'InvalidQuery',
+            `select ${p.expression.name}() is not supported yet (line ${p.position.start.line}, column ` +
+              `${p.position.start.column}); select fields or id()`,
+          );
         }
-        const segments = p.expression.segments.map((s) => s.name);
-        const [head, ...rest] = segments;
-        const name = p.alias ?? segments.at(-1) ?? '';
-        if (head !== undefined && scope.has(head) && rest.length > 0)
-          row[name] = valueAt(scope.get(head), rest);
-        else row[name] = valueAt(doc, compiler.fieldName(p.expression).split('.'));
+        row[p.alias ?? 'Id'] = idOf(doc);
+        continue;
       }
-      return row;
-    });
-    if (!ast.select.distinct) return rows;
-    return rows.filter((r) => {
-      const key = JSON.stringify(r);
-      if (seen.has(key)) return false;
-      seen.add(key);
-      return true;
-    });
+      const segments = p.expression.segments.map((s) => s.name);
+      const [head, ...rest] = segments;
+      const name = p.alias ?? segments.at(-1) ?? '';
+      if (head !== undefined && scope.has(head) && rest.length > 0)
+        row[name] = valueAt(scope.get(head), rest);
+      else row[name] = valueAt(doc, compiler.fieldName(p.expression).split('.'));
+    }
+    if (!ast.select.distinct && page === null) return [row];
+    // The row's text: its size for the page's budget, and its key for `select distinct`.
+    const text = JSON.stringify(row);
+    if (ast.select.distinct) {
+      if (seen.has(text)) return [];
+      seen.add(text);
+    }
+    page?.add(text.length);
+    return [row];
   }
 }
 

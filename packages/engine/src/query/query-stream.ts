@@ -68,18 +68,21 @@ export class QueryStream {
   }
 
   /**
-   * The next results as JSON text (one value each), reading at most `max` entries or documents; fewer
-   * (even none) when documents went away or `select distinct` dropped repeats. Null once the stream is done.
+   * The next results as JSON text (one value each), reading at most `max` entries or documents, and no more
+   * once `maxChars` characters of them were read (always at least one); fewer (even none) when documents
+   * went away or `select distinct` dropped repeats. Null once the stream is done.
    */
-  next(max: number): string[] | null {
+  next(max: number, maxChars = Number.POSITIVE_INFINITY): string[] | null {
     if (this.finished) return null;
-    const texts = this.entries ? this.nextFromIndex(this.entries, max) : this.nextFromCollection(max);
+    const texts = this.entries
+      ? this.nextFromIndex(this.entries, max, maxChars)
+      : this.nextFromCollection(max, maxChars);
     if (!this.project) return texts;
     const documents = texts.map((text) => JSON.parse(text) as Record<string, unknown>);
     return this.project(documents, this.seen).map((row) => JSON.stringify(row));
   }
 
-  private nextFromIndex(entries: number[], max: number): string[] {
+  private nextFromIndex(entries: number[], max: number, maxChars: number): string[] {
     const reader = this.prepared.reader!;
     // The entry numbers are those of the file the stream started on: another file (the index replaced,
     // reset or deleted since) numbers its entries differently.
@@ -90,24 +93,33 @@ export class QueryStream {
       );
     }
     const page = entries.slice(this.position, this.position + max);
-    this.position += page.length;
-    if (this.position >= entries.length) this.finished = true;
     const texts: string[] = [];
-    for (const entry of reader.loadEntries(page)) {
-      if (entry.stored !== null) texts.push(entry.stored);
-      else if (entry.docId !== null) {
-        // The index may be a moment behind a delete: a document that is gone is skipped, never invented.
-        const loaded = this.db.get(entry.docId);
-        if (loaded) texts.push(loaded.json);
+    let chars = 0;
+    // Entry by entry: a page of large documents ends once it holds maxChars, and the rest wait for the next.
+    for (const id of page) {
+      this.position++;
+      const [entry] = reader.loadEntries([id]);
+      if (!entry) continue;
+      let text: string | null = null;
+      if (entry.stored !== null) text = entry.stored;
+      // The index may be a moment behind a delete: a document that is gone is skipped, never invented.
+      else if (entry.docId !== null) text = this.db.get(entry.docId)?.json ?? null;
+      if (text !== null) {
+        texts.push(text);
+        chars += text.length;
+        if (chars >= maxChars) break;
       }
     }
+    if (this.position >= entries.length) this.finished = true;
     return texts;
   }
 
-  private nextFromCollection(max: number): string[] {
+  private nextFromCollection(max: number, maxChars: number): string[] {
     const limit = Math.min(max, this.toSkip + this.remaining);
-    const { documents } = this.db.documentsAfter(this.prepared.collection, this.afterEtag, limit);
-    if (documents.length < limit || limit === 0) this.finished = true;
+    // Skipped documents count towards maxChars too: they were read.
+    const { documents } = this.db.documentsAfter(this.prepared.collection, this.afterEtag, limit, maxChars);
+    const chars = documents.reduce((sum, document) => sum + document.json.length, 0);
+    if ((documents.length < limit && chars < maxChars) || limit === 0) this.finished = true;
     const last = documents.at(-1);
     if (last) this.afterEtag = last.etag;
     const skipped = Math.min(this.toSkip, documents.length);

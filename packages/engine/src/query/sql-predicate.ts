@@ -36,10 +36,7 @@ export function compileProbe(predicate: Predicate, entry: string, fields: FieldL
     case 'or': {
       if (predicate.children.length === 0) return { sql: predicate.kind === 'and' ? '1' : '0', params: [] };
       const parts = predicate.children.map((c) => compileProbe(c, entry, fields));
-      return {
-        sql: `(${parts.map((p) => p.sql).join(predicate.kind === 'and' ? ' AND ' : ' OR ')})`,
-        params: parts.flatMap((p) => p.params),
-      };
+      return balanced(parts, predicate.kind === 'and' ? ' AND ' : ' OR ');
     }
     case 'not': {
       const inner = compileProbe(predicate.child, entry, fields);
@@ -52,7 +49,18 @@ export function compileProbe(predicate: Predicate, entry: string, fields: FieldL
       }
       break;
     case 'in':
-      if (predicate.all) return compileProbe(allInAsAnd(predicate), entry, fields);
+      if (predicate.all && predicate.values.length <= INLINE_IN_VALUES)
+        return compileProbe(allInAsAnd(predicate), entry, fields);
+      if (predicate.all) {
+        // One equality per value would take two SQL parameters each: instead, the entry has every value
+        // when as many of its terms are in the list as the list has distinct terms.
+        const range = termRange({ ...predicate, all: false }, fields);
+        if (range === null) return NOTHING;
+        return {
+          sql: `(SELECT count(DISTINCT value) FROM terms WHERE entry = ${entry} AND field = ? AND ${range.sql}) = ?`,
+          params: [range.field, ...range.params, range.distinctTerms],
+        };
+      }
       break;
     case 'search': {
       const match = searchMatch(predicate.field, predicate.terms, predicate.operator, fields);
@@ -84,6 +92,27 @@ export function compileProbe(predicate: Predicate, entry: string, fields: FieldL
   };
 }
 
+/**
+ * `a AND b AND c AND d` as `((a AND b) AND (c AND d))`: SQLite parses a flat chain into a tree as deep as
+ * the chain is long and refuses past 1,000 ("Expression tree is too large"), which `all in` with thousands
+ * of values (one equality each) or a long chain of `or`s reaches. Grouped in halves, the tree is only
+ * log2(n) deep, and means the same: AND and OR are associative.
+ */
+function balanced(parts: readonly Sql[], operator: string): Sql {
+  if (parts.length === 1) return parts[0]!;
+  const middle = Math.ceil(parts.length / 2);
+  const left = balanced(parts.slice(0, middle), operator);
+  const right = balanced(parts.slice(middle), operator);
+  return { sql: `(${left.sql}${operator}${right.sql})`, params: [...left.params, ...right.params] };
+}
+
+/**
+ * Above this many values, `in` reads its list from one JSON parameter (json_each) instead of one SQL
+ * parameter per value: SQLite takes at most 32,766 parameters, and each list length would otherwise be a
+ * statement of its own in the statement caches.
+ */
+export const INLINE_IN_VALUES = 64;
+
 export interface TermRange {
   field: number;
   /** Condition on the column `value`. */
@@ -91,6 +120,8 @@ export interface TermRange {
   params: unknown[];
   /** True when one entry can match through several values (so a scan of it may repeat entries). */
   mayRepeat: boolean;
+  /** `in`: how many distinct terms its values make (`'Ada'` and `'ada'` are one in a default field). */
+  distinctTerms?: number;
 }
 
 /**
@@ -124,13 +155,30 @@ export function termRange(predicate: Predicate, fields: FieldLookup): TermRange 
       const high = term(predicate.high);
       return { field, sql: 'value >= ? AND value <= ?', params: [low, high], mayRepeat: true };
     }
-    case 'in':
-      return {
-        field,
-        sql: `value IN (${predicate.values.map(() => '?').join(', ')})`,
-        params: predicate.values.map(term),
-        mayRepeat: true,
-      };
+    case 'in': {
+      const terms = predicate.values.map(term);
+      const distinctTerms = new Set(terms).size;
+      if (terms.length <= INLINE_IN_VALUES)
+        return {
+          field,
+          sql: `value IN (${terms.map(() => '?').join(', ')})`,
+          params: terms,
+          mayRepeat: true,
+          distinctTerms,
+        };
+      // JSON holds text and numbers; the null term (a blob) is matched on its own.
+      const listed = terms.filter((t) => typeof t !== 'object');
+      const sql = 'value IN (SELECT value FROM json_each(?))';
+      return listed.length === terms.length
+        ? { field, sql, params: [JSON.stringify(listed)], mayRepeat: true, distinctTerms }
+        : {
+            field,
+            sql: `(${sql} OR value = ?)`,
+            params: [JSON.stringify(listed), NULL_TERM],
+            mayRepeat: true,
+            distinctTerms,
+          };
+    }
     case 'startsWith': {
       const prefix = exact ? predicate.value : predicate.value.toLowerCase();
       return { field, sql: 'value >= ? AND value < ?', params: [prefix, prefix + MAX_CHAR], mayRepeat: true };

@@ -17,6 +17,8 @@ const RETIRE_WAIT_MS = 10 * 60_000;
 export interface TenantIndexingOptions {
   /** Every indexer request's deadline (ROOKERY_INDEXER_REQUEST_TIMEOUT_MS); the indexer's default otherwise. */
   indexerRequestTimeoutMs?: number;
+  /** What one query answer may hold (ROOKERY_MAX_RESPONSE_BYTES); the engine's default otherwise. */
+  maxResponseBytes?: number;
 }
 
 /** The query side of one database: its index readers and its query runner. */
@@ -45,7 +47,7 @@ export class TenantIndexing {
     private readonly log: FastifyBaseLogger,
     indexer?: IndexerProcess,
     private readonly indexChanges?: IndexChangeFeed,
-    options: TenantIndexingOptions = {},
+    private readonly options: TenantIndexingOptions = {},
   ) {
     this.indexer = indexer ?? new IndexerProcess(log);
     // A spare's indexer was started before the tenant's configuration was known.
@@ -151,7 +153,8 @@ export class TenantIndexing {
           );
       },
     };
-    return { db, indexes, runner: new QueryRunner(db, indexes, control) };
+    const runner = new QueryRunner(db, indexes, control, { maxResponseBytes: this.options.maxResponseBytes });
+    return { db, indexes, runner };
   }
 
   /**

@@ -21,8 +21,10 @@ const PAGE_TARGET_CHARS = 1024 * 1024;
 const STOP_GRACE_MS = 1_000;
 
 /**
- * Reads the next page: at most `max` results as JSON text, or null once there is nothing more. Runs
- * synchronously between two writes, so no statement is left open while the stream waits for its reader.
+ * Reads the next page: at most `max` results as JSON text, and no more once PAGE_TARGET_CHARS were read
+ * (documents are read one by one, so a page of 30 MB documents holds one, not 256), or null once there is
+ * nothing more. Runs synchronously between two writes, so no statement is left open while the stream waits
+ * for its reader.
  */
 type PageReader = (max: number) => string[] | null;
 
@@ -96,7 +98,7 @@ async function streamQuery(
     streaming,
     db,
     reply,
-    (max) => results.next(max),
+    (max) => results.next(max, PAGE_TARGET_CHARS),
     undefined,
     (count) => ({
       '@end': { Count: count, IndexName: results.indexName, TotalResults: results.totalResults },
@@ -172,7 +174,7 @@ function idOrderPages(db: Database, prefix: string, startAfter: string | null): 
   let done = false;
   return (max) => {
     if (done) return null;
-    const page = db.documentsInIdOrder(prefix, after, max);
+    const page = db.documentsInIdOrder(prefix, after, max, PAGE_TARGET_CHARS);
     done = page.done;
     const last = page.documents.at(-1);
     if (last) after = last.id;
@@ -186,8 +188,9 @@ function collectionPages(db: Database, collection: string): PageReader {
   let done = false;
   return (max) => {
     if (done) return null;
-    const { documents } = db.documentsAfter(collection, afterEtag, max);
-    done = documents.length < max;
+    const { documents } = db.documentsAfter(collection, afterEtag, max, PAGE_TARGET_CHARS);
+    const chars = documents.reduce((sum, document) => sum + document.json.length, 0);
+    done = documents.length < max && chars < PAGE_TARGET_CHARS;
     const last = documents.at(-1);
     if (last) afterEtag = last.etag;
     return documents.map((document) => document.json);

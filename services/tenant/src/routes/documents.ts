@@ -1,4 +1,4 @@
-import type { Database } from '@rookery/engine';
+import { type Database, type LoadedDocument, ResponseBudget } from '@rookery/engine';
 import { DocumentIdSchema, DocumentInputSchema, RookeryError, referencedIds } from '@rookery/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -8,11 +8,26 @@ import { databaseOf, parseWith, type RouteContext } from './context.js';
 const oneOrMany = <T extends z.ZodType>(item: T) =>
   z.union([item, z.array(item)]).transform((v) => (Array.isArray(v) ? v : [v]) as z.infer<T>[]);
 
+/** A missing `id` says what to send, rather than zod's "Invalid input". */
+const ID_REQUIRED = 'the id query parameter is required: …/docs?id=users/1-A';
+const RequiredId = <T extends z.ZodType>(schema: T) =>
+  z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (value === undefined) ctx.addIssue({ code: 'custom', message: ID_REQUIRED });
+    })
+    .pipe(schema);
+
 const GetQuerySchema = z.object({
-  id: oneOrMany(DocumentIdSchema).refine((ids) => ids.length <= 1024, 'ask for at most 1024 ids at once'),
+  id: RequiredId(
+    oneOrMany(DocumentIdSchema).refine((ids) => ids.length <= 1024, 'ask for at most 1024 ids at once'),
+  ),
   include: oneOrMany(z.string().min(1).max(512)).optional(),
 });
-const SingleIdQuerySchema = z.object({ id: DocumentIdSchema });
+const SingleIdQuerySchema = z.object({ id: RequiredId(DocumentIdSchema) });
+
+const GET_ADVICE =
+  'ask for fewer ids (or fewer includes) per request, or read many documents with GET /databases/{db}/streams/docs';
 
 /** `GET/PUT/DELETE /databases/{db}/docs?id=…` */
 export function documentRoutes(app: FastifyInstance, context: RouteContext): void {
@@ -50,21 +65,36 @@ function getDocuments(context: RouteContext, request: FastifyRequest, reply: Fas
   reply.header('etag', tag);
   if (ifNoneMatch(request.headers['if-none-match'], tag)) return reply.code(304).send();
 
-  const results = ids.map((id) => db.get(id));
+  // Each answer position is counted (an id asked for twice is in the answer twice), but each document is
+  // read once: an id repeated a thousand times costs one read, and the budget refuses the answer long
+  // before its text would be built.
+  const budget = new ResponseBudget(context.config.maxResponseBytes, GET_ADVICE);
+  const loaded = new Map<string, LoadedDocument | null>();
+  const results = ids.map((id) => {
+    const key = id.toLowerCase();
+    let doc = loaded.get(key);
+    if (doc === undefined) {
+      doc = db.get(id);
+      loaded.set(key, doc);
+    }
+    budget.add(doc?.json.length ?? 4);
+    return doc;
+  });
   if (ids.length === 1 && include.length === 0 && results[0] === null) {
     throw new RookeryError('DocumentNotFound', `Document ${ids[0]} does not exist`, { id: ids[0] });
   }
   const includes = new Map<string, string | null>();
   if (include.length > 0) {
-    const requested = new Set(ids.map((id) => id.toLowerCase()));
-    for (const doc of results) {
+    for (const doc of loaded.values()) {
       if (!doc) continue;
       const parsed: unknown = JSON.parse(doc.json);
       for (const path of include) {
         for (const ref of referencedIds(parsed, path)) {
           const key = ref.toLowerCase();
-          if (requested.has(key) || includes.has(key)) continue;
-          includes.set(key, db.get(ref)?.json ?? null);
+          if (loaded.has(key) || includes.has(key)) continue;
+          const json = db.get(ref)?.json ?? null;
+          budget.add((json?.length ?? 4) + key.length);
+          includes.set(key, json);
         }
       }
     }
