@@ -7,16 +7,45 @@ import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import { ensureDependencies, root, runPnpm, step } from './lib/bootstrap.mjs';
+import { describePortInUse, firstPortInUse } from './lib/ports.mjs';
 import { readOrCreateSecret, spawnService } from './lib/services.mjs';
-
-ensureDependencies();
-step('Building');
-runPnpm(['exec', 'turbo', 'run', 'build', '--output-logs=errors-only']);
 
 const dataDir = path.resolve(process.env.ROOKERY_DATA ?? path.join(root, '.rookery', 'data'));
 const port = process.env.ROOKERY_GATEWAY_PORT ?? '8443';
 const hostPort = process.env.ROOKERY_HOST_PORT ?? '8081';
+const workerPort = process.env.ROOKERY_WORKER_PORT ?? '8082';
 const tenantId = process.env.ROOKERY_FIRST_TENANT ?? 'demo';
+
+// Checked first, before minutes of install and build: a clash (often a Rookery still running) is one
+// clear line. The addresses are the services' own defaults (127.0.0.1 for each).
+const clash = await firstPortInUse([
+  {
+    name: 'gateway',
+    variable: 'ROOKERY_GATEWAY_PORT',
+    host: process.env.ROOKERY_GATEWAY_HOST ?? '127.0.0.1',
+    port,
+  },
+  {
+    name: 'host',
+    variable: 'ROOKERY_HOST_PORT',
+    host: process.env.ROOKERY_HOST_ADDRESS ?? '127.0.0.1',
+    port: hostPort,
+  },
+  {
+    name: 'worker',
+    variable: 'ROOKERY_WORKER_PORT',
+    host: process.env.ROOKERY_WORKER_HOST ?? '127.0.0.1',
+    port: workerPort,
+  },
+]);
+if (clash !== null) {
+  process.stderr.write(`\n✖ ${describePortInUse(clash)}`);
+  process.exit(1);
+}
+
+ensureDependencies();
+step('Building');
+runPnpm(['exec', 'turbo', 'run', 'build', '--output-logs=errors-only']);
 
 step(`Preparing the control plane, the CA and the first tenant (${tenantId}) in ${dataDir}`);
 const { bootstrap } = await import(path.join(root, 'packages', 'cli', 'dist', 'index.js'));
@@ -41,7 +70,7 @@ const env = {
   ROOKERY_DATA: dataDir,
   ROOKERY_INTERNAL_TOKEN: internalToken,
   ROOKERY_HOST_PORT: hostPort,
-  ROOKERY_HOST_URL: `http://127.0.0.1:${hostPort}`,
+  ROOKERY_WORKER_PORT: workerPort,
   ROOKERY_GATEWAY_PORT: port,
   // A local directory stands in for the network disk: every committed transaction is mirrored
   // there (asynchronously unless ROOKERY_MIRROR_MODE says sync) and restored from it if lost.
@@ -58,7 +87,9 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 step('Starting the host, the worker and the gateway');
-await startService('host', path.join(root, 'services', 'host', 'dist', 'main.js'));
+const host = await startService('host', path.join(root, 'services', 'host', 'dist', 'main.js'));
+// Where the host listens as it says (ROOKERY_HOST_PORT=0 picks a free port): the worker and the gateway call it there.
+env.ROOKERY_HOST_URL = host.address;
 // Backups from the mirror on a schedule, and the backup/restore jobs of the control API.
 await startService('worker', path.join(root, 'services', 'worker', 'dist', 'main.js'));
 const { url } = await startService('gateway', path.join(root, 'services', 'gateway', 'dist', 'main.js'));
@@ -101,12 +132,16 @@ Tenant "${tenantId}" has a database "demo"; its admin certificate is in ${admin.
   curl ${tls} '${publicUrl}/usage'
 
 From TypeScript (sessions, queries, caching, changes, streams, subscriptions): packages/client/README.md
-More tenants, people with TOTP, certificates and usage:  pnpm rookery --help
+More tenants, people with TOTP, certificates and usage:  ./rookery --help
 Stop with Ctrl+C (tenants commit queued writes before exiting).
 `);
 }
 
-/** Starts a service's built main and resolves with its `ready` IPC message; the start fails if it exits first. */
+/**
+ * Starts a service's built main and resolves with its `ready` IPC message. If it exits first, the start
+ * ends here with one line (the service has printed why); the services already up are stopped by the exit
+ * handler below.
+ */
 function startService(name, entry) {
   const { child, ready } = spawnService(name, entry, { env });
   children.push(child);
@@ -120,7 +155,16 @@ function startService(name, entry) {
     for (const other of children) if (other !== child) other.kill('SIGTERM');
     process.exitCode = code ?? 1;
   });
-  return ready;
+  return ready.catch(async (error) => {
+    process.stderr.write(`\n✖ Rookery did not start: ${error.message}; see its output above.\n`);
+    // The exit handler above has asked the others to stop: leave once they have.
+    await Promise.all(
+      children.map((c) =>
+        c.exitCode !== null || c.signalCode !== null ? null : new Promise((done) => c.once('exit', done)),
+      ),
+    );
+    process.exit(1);
+  });
 }
 
 function callGateway(method, urlPath, body) {
