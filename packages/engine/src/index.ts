@@ -9,6 +9,7 @@ export {
   type DocumentsAfter,
   type LoadedDocument,
 } from './database.js';
+export { bytesUnder } from './disk-usage.js';
 export { idKey } from './ids.js';
 export {
   collectionsOf,

@@ -50,6 +50,8 @@ export const ErrorCodes = {
   RateLimited: 429,
   /** A tenant holds as many WebSockets (or NDJSON streams) open through a gateway as it may. */
   TooManyLiveConnections: 429,
+  /** A tenant has as many requests of one slow class (queries, bulk inserts) in flight through a gateway as it may. */
+  TooManyRequestsInFlight: 429,
   StorageQuotaExceeded: 507,
   TenantStarting: 503,
   TenantUnavailable: 503,
@@ -138,6 +140,7 @@ const TITLES: Record<ErrorCode, string> = {
   TenantRequired: 'Tenant required',
   RateLimited: 'Request rate limit reached',
   TooManyLiveConnections: 'Too many live connections',
+  TooManyRequestsInFlight: 'Too many requests in flight',
   StorageQuotaExceeded: 'Storage quota exceeded',
   TenantStarting: 'Tenant starting',
   TenantUnavailable: 'Tenant unavailable',

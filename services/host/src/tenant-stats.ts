@@ -1,9 +1,10 @@
 // What a tenant stores, read from its files without starting it: each database's counters through the
 // engine's read-only stats reader, and the bytes of everything under the tenant's directory (documents,
-// WAL, index files). The gateway's storage quota and operators' listings come from here.
+// WAL, index files), counted as the tenant counts them itself (@rookery/engine's bytesUnder). The gateway's
+// storage quota and operators' listings come from here.
 import fs from 'node:fs';
 import path from 'node:path';
-import { readDatabaseStatsWithoutOpening } from '@rookery/engine';
+import { bytesUnder, readDatabaseStatsWithoutOpening } from '@rookery/engine';
 
 export interface DatabaseSummary {
   name: string;
@@ -57,25 +58,4 @@ export async function readTenantStats(tenantDir: string): Promise<StoredTenantSt
     }
   }
   return { databases, bytesOnDisk: await bytesUnder(tenantDir) };
-}
-
-/** Sum of the sizes of regular files under `dir` (a missing directory is 0). */
-export async function bytesUnder(dir: string): Promise<number> {
-  let entries: fs.Dirent[];
-  try {
-    entries = await fs.promises.readdir(dir, { withFileTypes: true });
-  } catch {
-    return 0;
-  }
-  let total = 0;
-  for (const entry of entries) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) total += await bytesUnder(full);
-    else if (entry.isFile())
-      total += await fs.promises.stat(full).then(
-        (s) => s.size,
-        () => 0,
-      );
-  }
-  return total;
 }

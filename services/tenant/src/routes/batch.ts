@@ -1,12 +1,27 @@
 import { BatchRequestSchema, type BatchResponse } from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
+import { StorageMeter, storageQuotaExceeded, storageQuotaOf } from '../http/storage-quota.js';
 import { databaseOf, parseWith, type RouteContext } from './context.js';
 
-/** `POST /databases/{db}/bulk_docs`: one ACID batch of PUT / DELETE / PATCH commands. */
+/**
+ * `POST /databases/{db}/bulk_docs`: one ACID batch of PUT / DELETE / PATCH commands. With a storage quota
+ * forwarded by the gateway, a tenant at its quota may still send batches that only delete (that is how it
+ * gets under it again); anything else is refused whole with 507.
+ */
 export function batchRoutes(app: FastifyInstance, context: RouteContext): void {
+  const storage = new StorageMeter(context.config.dataDir);
   app.post('/databases/:db/bulk_docs', async (request, reply): Promise<BatchResponse> => {
     const db = databaseOf(context, request);
     const { Commands } = parseWith(BatchRequestSchema, request.body, 'batch');
+    const quota = storageQuotaOf(request.headers);
+    if (quota !== null && Commands.some((command) => command.Type !== 'DELETE')) {
+      const bytes = await storage.recent();
+      if (bytes >= quota)
+        throw storageQuotaExceeded(
+          quota,
+          `The tenant stores ${bytes} bytes, at its quota: this batch has commands other than DELETE`,
+        );
+    }
     const results = await db.batch(Commands);
     reply.code(201);
     return { Results: results };

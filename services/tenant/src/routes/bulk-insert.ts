@@ -3,12 +3,14 @@ import type { Database } from '@rookery/engine';
 import {
   appendPreparedChunk,
   type BulkInsertProgress,
+  emptyPreparedChunk,
   type PreparedChunk,
   RookeryError,
 } from '@rookery/protocol';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { type BulkParseSession, BulkParseThread, type ParseEvent } from '../bulk/parse-thread.js';
 import { toRookeryError } from '../http/problem.js';
+import { StorageMeter, storageQuotaExceeded, storageQuotaOf } from '../http/storage-quota.js';
 import { databaseOf, type RouteContext } from './context.js';
 
 /**
@@ -33,10 +35,16 @@ const MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
  * a final `Completed` or `Failed` line. Everything before a failing line is
  * stored, nothing after it. A failure before the first commit is answered as a
  * plain problem+json with its 4xx status.
+ *
+ * With a storage quota forwarded by the gateway, each chunk is stored only if
+ * the tenant's bytes, measured before it, plus the chunk's fit in the quota: the
+ * first chunk that does not fit ends the bulk insert with 507
+ * `StorageQuotaExceeded`, and `Processed` says how many documents were stored.
  */
 export function bulkInsertRoutes(app: FastifyInstance, context: RouteContext): void {
   app.addContentTypeParser('application/x-ndjson', (_request, payload, done) => done(null, payload));
   const parseThread = new BulkParseThread();
+  const storage = new StorageMeter(context.config.dataDir);
   app.addHook('onClose', () => parseThread.close());
 
   app.post('/databases/:db/bulk_insert', async (request, reply) => {
@@ -47,10 +55,12 @@ export function bulkInsertRoutes(app: FastifyInstance, context: RouteContext): v
         'bulk_insert takes NDJSON: send "Content-Type: application/x-ndjson"',
       );
     }
+    const quota = storageQuotaOf(request.headers);
     reply.hijack();
     const session = parseThread.open(context.config.maxDocumentBytes);
+    const allowance = quota === null ? null : { quota, storage };
     try {
-      await new BulkInsert(db, reply, session, context.config.maxBodyBytes).run(request.body);
+      await new BulkInsert(db, reply, session, context.config.maxBodyBytes, allowance).run(request.body);
     } finally {
       session.close();
     }
@@ -81,6 +91,8 @@ class BulkInsert {
     private readonly reply: FastifyReply,
     private readonly session: BulkParseSession,
     private readonly maxBodyBytes: number,
+    /** The tenant's storage quota and how to measure what it stores; null: no quota to hold to. */
+    private readonly allowance: { quota: number; storage: StorageMeter } | null,
   ) {}
 
   async run(body: Readable): Promise<void> {
@@ -119,9 +131,7 @@ class BulkInsert {
   private async handle(event: ParseEvent): Promise<'chunk' | 'ended'> {
     switch (event.type) {
       case 'chunk':
-        // Chunks parsed while the last one was being stored go into one transaction together.
-        for (const more of this.session.takeChunks()) appendPreparedChunk(event.chunk, more);
-        await this.store(event.chunk);
+        await this.storeAll([event.chunk, ...this.session.takeChunks()]);
         this.write({ Type: 'Progress', ...this.counts() });
         return 'chunk';
       case 'ended':
@@ -133,8 +143,45 @@ class BulkInsert {
     }
   }
 
-  /** Stores one chunk; a chunk that cannot be stored ends the bulk insert, and nothing after it is stored. */
+  /**
+   * Chunks parsed while the last one was being stored go into one transaction together; under a quota,
+   * only if they fit together, or else one by one up to the first that does not fit.
+   */
+  private async storeAll(chunks: PreparedChunk[]): Promise<void> {
+    if (chunks.length > 1) {
+      const merged = emptyPreparedChunk();
+      for (const chunk of chunks) appendPreparedChunk(merged, chunk);
+      if ((await this.fits(merged)) === true) return this.commit(merged);
+    }
+    for (const chunk of chunks) await this.store(chunk);
+  }
+
+  /** True, or the refusal for a chunk that would take the tenant past its storage quota. */
+  private async fits(chunk: PreparedChunk): Promise<true | RookeryError> {
+    if (!this.allowance) return true;
+    const { quota, storage } = this.allowance;
+    const stored = await storage.measure();
+    const adding = estimatedBytes(chunk);
+    if (stored + adding <= quota) return true;
+    return storageQuotaExceeded(
+      quota,
+      `The tenant stores ${stored} bytes, and the next ${chunk.ids.length} documents (~${adding} bytes) would take it past its storage quota. ` +
+        `This bulk insert stored ${this.processed} documents, the ones before "${chunk.ids[0]}", and nothing from there on`,
+    );
+  }
+
+  /**
+   * Stores one chunk; a chunk that cannot be stored, or would take the tenant past its storage quota, ends
+   * the bulk insert, and nothing after it is stored.
+   */
   private async store(chunk: PreparedChunk): Promise<void> {
+    const fits = await this.fits(chunk);
+    if (fits !== true) throw new BulkFailure(fits, []);
+    await this.commit(chunk);
+  }
+
+  /** Stores a chunk already held to the quota. */
+  private async commit(chunk: PreparedChunk): Promise<void> {
     try {
       this.processed += await this.db.insertPrepared(chunk);
     } catch (error) {
@@ -180,4 +227,16 @@ class BulkInsert {
     this.write(line);
     this.reply.raw.end();
   }
+}
+
+/**
+ * What a chunk adds to the tenant's files, roughly: its JSON text. Bodies over the compression threshold take
+ * less; pages, row headers and the WAL (which holds a transaction once more until its checkpoint) take more.
+ */
+function estimatedBytes(chunk: PreparedChunk): number {
+  let bytes = 0;
+  for (let i = 0; i < chunk.ids.length; i++) {
+    bytes += chunk.ids[i]!.length + chunk.bodies[i]!.length + (chunk.metadata[i]?.length ?? 0);
+  }
+  return bytes;
 }

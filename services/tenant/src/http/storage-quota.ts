@@ -1,0 +1,57 @@
+// The tenant's side of its storage quota. The gateway refuses at the quota what it can judge from the route
+// alone (a PUT, a new index or database) from the bytes the host last measured; it forwards the quota
+// (STORAGE_QUOTA_HEADER) with what only the tenant can judge: a bulk insert, which may store gigabytes in
+// one request and is held to the quota chunk by chunk, and a batch, which frees space when it only deletes.
+// Bytes are measured as the host measures them (@rookery/engine's bytesUnder over the tenant's directory),
+// so both sides agree on what "at the quota" means.
+
+import type { IncomingHttpHeaders } from 'node:http';
+import { bytesUnder } from '@rookery/engine';
+import { RookeryError, STORAGE_QUOTA_HEADER, StorageQuotaHeaderSchema } from '@rookery/protocol';
+
+/** The quota forwarded with the request, or null: none forwarded (a worker's sweep, a direct call). */
+export function storageQuotaOf(headers: IncomingHttpHeaders): number | null {
+  const raw = headers[STORAGE_QUOTA_HEADER];
+  if (raw === undefined) return null;
+  const quota = StorageQuotaHeaderSchema.safeParse(raw);
+  if (!quota.success) {
+    // Only the gateway sets it (it drops every x-rookery-… field a client sends): a bug of ours, said as such.
+    throw new RookeryError(
+      'InvalidRequest',
+      `${STORAGE_QUOTA_HEADER} must be whole bytes, not ${String(raw)}`,
+    );
+  }
+  return quota.data;
+}
+
+export function storageQuotaExceeded(quota: number, message: string): RookeryError {
+  return new RookeryError(
+    'StorageQuotaExceeded',
+    `${message}; delete data (deletes, batches of deletes, index drops and resets are still accepted) or raise the quota of ${quota} bytes.`,
+    { limit: 'storageBytes', value: quota },
+  );
+}
+
+/** The bytes under the tenant's directory, measured at most once per `maxAgeMs` unless asked fresh. */
+export class StorageMeter {
+  private last: { bytes: Promise<number>; at: number } | null = null;
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly maxAgeMs = 1_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Fresh: for a long write deciding whether its next chunk fits. */
+  measure(): Promise<number> {
+    const bytes = bytesUnder(this.dataDir);
+    this.last = { bytes, at: this.now() };
+    return bytes;
+  }
+
+  /** At most `maxAgeMs` old: for a batch, on the write path of every session, where a walk of the directory each time would cost. */
+  recent(): Promise<number> {
+    if (this.last && this.last.at + this.maxAgeMs > this.now()) return this.last.bytes;
+    return this.measure();
+  }
+}
