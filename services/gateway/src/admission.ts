@@ -61,7 +61,9 @@ export class Admission {
 
   /**
    * The tenant a classified route may reach for this principal, held to its request rate and, for
-   * anything but reads, its storage quota.
+   * requests that would store more, its storage quota. What frees space (deletes, index drops and
+   * resets, sweeps) is never refused for storage, or a tenant at its quota could never get under it; a
+   * batch is left to the tenant, which refuses it at the quota unless it only deletes (route-access.ts).
    */
   async admit(principal: Principal, route: TenantRoute): Promise<Tenant> {
     const decision = authorize(principal, route);
@@ -71,12 +73,12 @@ export class Admission {
     if (!tenant)
       throw gatewayError('Forbidden', `This certificate cannot reach tenant ${decision.tenantId}.`);
     this.takeRequestToken(tenant);
-    if (route.access !== 'read') {
+    if (route.storage === 'grows') {
       const bytes = await this.deps.storage.bytesOf(tenant.id);
       if (bytes !== null && bytes >= tenant.quota.storageBytes) {
         throw gatewayError(
           'StorageQuotaExceeded',
-          `Tenant ${tenant.id} stores ${bytes} bytes, at its quota of ${tenant.quota.storageBytes}; delete data or raise the quota. Reads keep working.`,
+          `Tenant ${tenant.id} stores ${bytes} bytes, at its quota of ${tenant.quota.storageBytes}; delete data (deletes, index drops and resets are still accepted) or raise the quota. Reads keep working.`,
           { limit: 'storageBytes', value: tenant.quota.storageBytes },
         );
       }
@@ -97,9 +99,9 @@ export class Admission {
   }
 
   /**
-   * Holds one of the tenant's live connections of `kind` until the caller releases it, when the socket or
-   * stream has ended: 429 `TooManyLiveConnections` at the tenant's limit (live-limits.ts). Asked after
-   * `admit`, so only a caller that may reach the route holds one.
+   * Holds one of the tenant's places of `kind` (a WebSocket, or a request of a slow class) until the caller
+   * releases it, when the socket or the answer has ended: 429 at the tenant's limit (live-limits.ts). Asked
+   * after `admit`, so only a caller that may reach the route holds one.
    */
   holdLiveConnection(tenantId: string, kind: LiveKind): Release {
     return this.deps.liveLimits.hold(tenantId, kind);

@@ -37,19 +37,16 @@ export const GatewayConfigSchema = z
     keepAliveTimeoutMs: Milliseconds.min(1_000).default(DEFAULT_SERVER_TIMEOUTS.keepAliveTimeoutMs),
     /** WebSockets one tenant may hold open through this gateway (live-limits.ts). */
     maxSocketsPerTenant: z.coerce.number().int().min(1).default(DEFAULT_LIVE_LIMITS.socketsPerTenant),
+    /** Connections the gateway opens to one tenant container (tenant-pool.ts); more requests wait for one. */
+    tenantConnections: z.coerce.number().int().min(4).max(4096).default(TENANT_POOL_MAX_SOCKETS),
     /**
-     * NDJSON streams one tenant may have in flight through this gateway. Below the pool's connections to
-     * the tenant, so that however many streams are open, its other requests still get a connection.
+     * NDJSON streams, queries, and bulk inserts and sweeps one tenant may have in flight through this
+     * gateway (live-limits.ts). Together below the tenant's connections (checked below), so that whatever
+     * one class does, the tenant's point reads and writes and administration still get a connection.
      */
-    maxStreamsPerTenant: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(
-        TENANT_POOL_MAX_SOCKETS - 1,
-        `at most ${TENANT_POOL_MAX_SOCKETS - 1}: the gateway opens ${TENANT_POOL_MAX_SOCKETS} connections to a tenant, and streams must leave some to its other requests`,
-      )
-      .default(DEFAULT_LIVE_LIMITS.streamsPerTenant),
+    maxStreamsPerTenant: z.coerce.number().int().min(1).default(DEFAULT_LIVE_LIMITS.streamsPerTenant),
+    maxQueriesPerTenant: z.coerce.number().int().min(1).default(DEFAULT_LIVE_LIMITS.queriesPerTenant),
+    maxBulkPerTenant: z.coerce.number().int().min(1).default(DEFAULT_LIVE_LIMITS.bulkPerTenant),
     /** TOTP codes a person may try per window, counted for all gateways together (two-factor.ts). */
     twoFactorMaxAttempts: z.coerce
       .number()
@@ -68,6 +65,11 @@ export const GatewayConfigSchema = z
   .refine((c) => c.requestTimeoutMs === 0 || c.headersTimeoutMs <= c.requestTimeoutMs, {
     path: ['headersTimeoutMs'],
     message: 'the headers timeout cannot be longer than the request timeout (which includes the headers)',
+  })
+  .refine((c) => c.maxStreamsPerTenant + c.maxQueriesPerTenant + c.maxBulkPerTenant < c.tenantConnections, {
+    path: ['maxStreamsPerTenant'],
+    message:
+      "streams, queries and bulk inserts per tenant (…_MAX_STREAMS_PER_TENANT + …_MAX_QUERIES_PER_TENANT + …_MAX_BULK_PER_TENANT) must add up to fewer than ROOKERY_GATEWAY_TENANT_CONNECTIONS, to leave connections to the tenant's other requests",
   });
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
 
@@ -84,7 +86,10 @@ const ENV_NAMES: Record<keyof GatewayConfig, string> = {
   requestTimeoutMs: 'ROOKERY_GATEWAY_REQUEST_TIMEOUT_MS',
   keepAliveTimeoutMs: 'ROOKERY_GATEWAY_KEEPALIVE_TIMEOUT_MS',
   maxSocketsPerTenant: 'ROOKERY_GATEWAY_MAX_SOCKETS_PER_TENANT',
+  tenantConnections: 'ROOKERY_GATEWAY_TENANT_CONNECTIONS',
   maxStreamsPerTenant: 'ROOKERY_GATEWAY_MAX_STREAMS_PER_TENANT',
+  maxQueriesPerTenant: 'ROOKERY_GATEWAY_MAX_QUERIES_PER_TENANT',
+  maxBulkPerTenant: 'ROOKERY_GATEWAY_MAX_BULK_PER_TENANT',
   twoFactorMaxAttempts: 'ROOKERY_GATEWAY_TWO_FACTOR_MAX_ATTEMPTS',
   twoFactorWindowSeconds: 'ROOKERY_GATEWAY_TWO_FACTOR_WINDOW_SECONDS',
 };

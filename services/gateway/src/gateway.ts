@@ -15,7 +15,7 @@ import type { TLSSocket } from 'node:tls';
 import { buildControlApi, type ControlStore, type Principal, type Tenant } from '@rookery/control';
 import type { JobQueue } from '@rookery/jobs';
 import type { CertificateAuthority } from '@rookery/pki';
-import { RookeryError, type RookeryJobTypes } from '@rookery/protocol';
+import { RookeryError, type RookeryJobTypes, STORAGE_QUOTA_HEADER } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { Admission } from './admission.js';
@@ -30,7 +30,7 @@ import { PrincipalDirectory, type Resolved } from './principals.js';
 import { type ProxyOutcome, proxyToTenant, TenantUnreachable } from './proxy.js';
 import { RateLimiter } from './rate-limiter.js';
 import { gatewayError, sendProblem } from './refusal.js';
-import { classifyTenantRoute, isControlPath } from './route-access.js';
+import { classifyTenantRoute, isControlPath, type TenantRoute } from './route-access.js';
 import { applyServerTimeouts, DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from './server-timeouts.js';
 import { TenantPools } from './tenant-pool.js';
 import { SESSION_COOKIE, TwoFactor, type TwoFactorOptions } from './two-factor.js';
@@ -62,10 +62,12 @@ export interface GatewayOptions {
   timeouts?: Partial<ServerTimeouts>;
   /** How often open WebSockets are metered and checked for revocation (live-sockets.ts); 1 s by default. */
   liveSweepMs?: number;
-  /** WebSockets and NDJSON streams one tenant may hold open at once (live-limits.ts); DEFAULT_LIVE_LIMITS otherwise. */
+  /** WebSockets, streams, queries and bulk inserts one tenant may hold in flight (live-limits.ts); DEFAULT_LIVE_LIMITS otherwise. */
   liveLimits?: Partial<LiveLimits>;
   /** TOTP codes a person may try per window, counted in the control store for every gateway (DEFAULT_TWO_FACTOR_LIMIT). */
   twoFactorLimit?: TwoFactorOptions['limit'];
+  /** Connections the gateway opens to one tenant (tenant-pool.ts); TENANT_POOL_MAX_SOCKETS otherwise. */
+  tenantConnections?: number;
   now?: () => number;
 }
 
@@ -104,7 +106,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   await directory.start();
   const twoFactor = new TwoFactor(options.store, options.masterKey, { limit: options.twoFactorLimit, now });
   const meter = new UsageMeter(now);
-  const pools = new TenantPools();
+  const pools = new TenantPools({ maxSockets: options.tenantConnections });
   const metrics = new GatewayMetrics();
   const control = await buildControlApi({
     store: options.store,
@@ -197,11 +199,19 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const route = classifyTenantRoute(request.method ?? 'GET', url);
     if (!route) throw gatewayError('RouteNotFound', `There is no route ${request.method} ${path}.`);
     const tenant = await admission.admit(principal, route);
-    // A stream holds one of the pool's connections to the tenant until its answer ends or its reader leaves.
-    const release = route.stream ? admission.holdLiveConnection(tenant.id, 'stream') : null;
+    // A request of a slow class (a stream, a query, a bulk insert) holds one of its class's places until its
+    // answer ends or its reader leaves, so that no class takes every connection of the pool to the tenant.
+    const release = route.holds ? admission.holdLiveConnection(tenant.id, route.holds) : null;
     let outcome: ProxyOutcome;
     try {
-      outcome = await forward(request, response, tenant.id, route.upstreamPath, requestId);
+      outcome = await forward(
+        request,
+        response,
+        tenant.id,
+        route.upstreamPath,
+        requestId,
+        quotaHeaders(tenant, route),
+      );
     } finally {
       release?.();
     }
@@ -240,10 +250,16 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     tenantId: string,
     path: string,
     requestId: string,
+    internalHeaders: string[],
   ) {
     const socketPath = await admission.tenantSocket(tenantId);
     try {
-      return await proxyToTenant(request, response, { path, pool: pools.for(socketPath), requestId });
+      return await proxyToTenant(request, response, {
+        path,
+        pool: pools.for(socketPath),
+        requestId,
+        internalHeaders,
+      });
     } catch (error) {
       if (!(error instanceof TenantUnreachable)) throw error;
       log.warn({ err: error, tenant: tenantId, reqId: requestId }, 'the tenant did not answer');
@@ -367,6 +383,15 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       await flushUsage();
     },
   };
+}
+
+/**
+ * The tenant's storage quota, for the tenant to hold what only it can see to it: a bulk insert chunk by
+ * chunk, a batch by its commands (admission.ts decides the rest before forwarding).
+ */
+function quotaHeaders(tenant: Tenant, route: TenantRoute): string[] {
+  if (route.storage !== 'grows' && route.storage !== 'batch') return [];
+  return [STORAGE_QUOTA_HEADER, String(tenant.quota.storageBytes)];
 }
 
 async function readJson(request: http.IncomingMessage): Promise<unknown> {

@@ -12,27 +12,61 @@ import { type Opening, openThroughGateway } from './test-fixtures/websocket.js';
 const TOKEN = { ROOKERY_INTERNAL_TOKEN: 'a-token-of-16-chars-at-least' };
 
 describe('live connection limits', () => {
-  it('default to 1,000 WebSockets and 128 streams per tenant, and read both from the environment', () => {
-    expect(DEFAULT_LIVE_LIMITS).toEqual({ socketsPerTenant: 1_000, streamsPerTenant: 128 });
-    expect(loadGatewayConfig(TOKEN)).toMatchObject({ maxSocketsPerTenant: 1_000, maxStreamsPerTenant: 128 });
+  it('default to 1,000 WebSockets, 128 streams, 64 queries and 16 bulk inserts per tenant, read from the environment', () => {
+    expect(DEFAULT_LIVE_LIMITS).toEqual({
+      socketsPerTenant: 1_000,
+      streamsPerTenant: 128,
+      queriesPerTenant: 64,
+      bulkPerTenant: 16,
+    });
+    expect(loadGatewayConfig(TOKEN)).toMatchObject({
+      maxSocketsPerTenant: 1_000,
+      maxStreamsPerTenant: 128,
+      maxQueriesPerTenant: 64,
+      maxBulkPerTenant: 16,
+      tenantConnections: 256,
+    });
     expect(
       loadGatewayConfig({
         ...TOKEN,
         ROOKERY_GATEWAY_MAX_SOCKETS_PER_TENANT: '50',
         ROOKERY_GATEWAY_MAX_STREAMS_PER_TENANT: '8',
+        ROOKERY_GATEWAY_MAX_QUERIES_PER_TENANT: '9',
+        ROOKERY_GATEWAY_MAX_BULK_PER_TENANT: '2',
+        ROOKERY_GATEWAY_TENANT_CONNECTIONS: '20',
       }),
-    ).toMatchObject({ maxSocketsPerTenant: 50, maxStreamsPerTenant: 8 });
-    // Streams must leave the tenant's other requests some of the gateway's 256 connections to it.
-    expect(() => loadGatewayConfig({ ...TOKEN, ROOKERY_GATEWAY_MAX_STREAMS_PER_TENANT: '256' })).toThrow(
-      /ROOKERY_GATEWAY_MAX_STREAMS_PER_TENANT/,
+    ).toMatchObject({
+      maxSocketsPerTenant: 50,
+      maxStreamsPerTenant: 8,
+      maxQueriesPerTenant: 9,
+      maxBulkPerTenant: 2,
+      tenantConnections: 20,
+    });
+    // The slow classes together must leave the tenant's other requests some of the gateway's connections to it.
+    expect(() => loadGatewayConfig({ ...TOKEN, ROOKERY_GATEWAY_MAX_STREAMS_PER_TENANT: '176' })).toThrow(
+      /ROOKERY_GATEWAY_MAX_STREAMS_PER_TENANT.*ROOKERY_GATEWAY_TENANT_CONNECTIONS/s,
     );
+    expect(() =>
+      loadGatewayConfig({
+        ...TOKEN,
+        ROOKERY_GATEWAY_TENANT_CONNECTIONS: '20',
+        ROOKERY_GATEWAY_MAX_STREAMS_PER_TENANT: '10',
+        ROOKERY_GATEWAY_MAX_QUERIES_PER_TENANT: '9',
+        ROOKERY_GATEWAY_MAX_BULK_PER_TENANT: '1',
+      }),
+    ).toThrow(/fewer than ROOKERY_GATEWAY_TENANT_CONNECTIONS/);
     expect(() => loadGatewayConfig({ ...TOKEN, ROOKERY_GATEWAY_MAX_SOCKETS_PER_TENANT: '0' })).toThrow(
       /ROOKERY_GATEWAY_MAX_SOCKETS_PER_TENANT/,
     );
   });
 
   it('count per tenant and kind, and give a place back once, however often it is released', () => {
-    const limits = new LiveConnectionLimits({ socketsPerTenant: 1, streamsPerTenant: 1 });
+    const limits = new LiveConnectionLimits({
+      socketsPerTenant: 1,
+      streamsPerTenant: 1,
+      queriesPerTenant: 1,
+      bulkPerTenant: 1,
+    });
     const release = limits.hold('acme', 'websocket');
     expect(() => limits.hold('acme', 'websocket')).toThrow(
       expect.objectContaining({ code: 'TooManyLiveConnections', status: 429 }),
@@ -44,6 +78,21 @@ describe('live connection limits', () => {
     expect(limits.held('acme', 'websocket')).toBe(0);
     limits.hold('acme', 'websocket');
     expect(limits.held('acme', 'websocket')).toBe(1);
+    // A query or bulk insert refused is told when to retry: one of the tenant's own ends within seconds.
+    limits.hold('acme', 'query');
+    limits.hold('acme', 'bulk');
+    for (const [kind, limit] of [
+      ['query', 'queriesPerTenant'],
+      ['bulk', 'bulkPerTenant'],
+    ] as const) {
+      expect(() => limits.hold('acme', kind)).toThrow(
+        expect.objectContaining({ code: 'TooManyRequestsInFlight', status: 429, retryAfterSeconds: 1 }),
+      );
+      expect(() => limits.hold('acme', kind)).toThrow(
+        expect.objectContaining({ details: { limit, value: 1 } }),
+      );
+    }
+    limits.hold('globex', 'query');
   });
 });
 

@@ -1,18 +1,27 @@
-// How many live connections one tenant may hold open through this gateway at once. A request is over in
-// milliseconds; a WebSocket or an NDJSON stream lasts as long as its client wants, so without a bound one
-// tenant could hold all of the gateway's sockets, and file descriptors, and its tenant container's.
+// How many long-lived or slow requests one tenant may hold in flight through this gateway at once. A point
+// read or write is over in milliseconds; a WebSocket or an NDJSON stream lasts as long as its client wants,
+// and a query or a bulk insert may take seconds to minutes (waiting for an index, answering megabytes to a
+// slow reader, storing gigabytes), so without a bound one tenant, or one class of its requests, could hold
+// all of the gateway's sockets and file descriptors, or every connection the gateway opens to its tenant
+// container, and the tenant's cheap requests would wait behind them.
 // - WebSockets: each is a connection of its own to the tenant (upgrade-proxy.ts), counted from admission to
 //   close, so a burst of upgrades still waiting for a tenant to wake is counted too.
-// - NDJSON streams: each holds one of the TENANT_POOL_MAX_SOCKETS connections the gateway's pool opens to
-//   the tenant, which its ordinary requests share; at most half of them by default, so streams left open
-//   never make the tenant's other requests wait for a connection.
+// - NDJSON streams, queries, and bulk inserts and sweeps ("slow classes", route-access.ts): each holds one of
+//   the connections the gateway's pool opens to the tenant (TENANT_POOL_MAX_SOCKETS), which its ordinary
+//   requests share. Each class has its own limit, and together they stay below the pool's size (config.ts
+//   checks it), so whatever one class does, point reads and writes and administration keep the rest. A
+//   refused query or bulk insert gets Retry-After: such a request is over in seconds, not at its client's will.
 // The limits are per gateway process: behind several gateways a tenant may hold that many through each.
 import { gatewayError, type Refusal } from './refusal.js';
+import type { SlowClass } from './route-access.js';
 import { TENANT_POOL_MAX_SOCKETS } from './tenant-pool.js';
 
+/** Half the pool to streams, a quarter to queries, 16 to bulk inserts: 48 of 256 connections stay for the rest. */
 export const DEFAULT_LIVE_LIMITS: LiveLimits = {
   socketsPerTenant: 1_000,
   streamsPerTenant: TENANT_POOL_MAX_SOCKETS / 2,
+  queriesPerTenant: TENANT_POOL_MAX_SOCKETS / 4,
+  bulkPerTenant: 16,
 };
 
 export interface LiveLimits {
@@ -20,9 +29,16 @@ export interface LiveLimits {
   socketsPerTenant: number;
   /** NDJSON streams one tenant may have in flight (ROOKERY_GATEWAY_MAX_STREAMS_PER_TENANT). */
   streamsPerTenant: number;
+  /** Queries one tenant may have in flight (ROOKERY_GATEWAY_MAX_QUERIES_PER_TENANT). */
+  queriesPerTenant: number;
+  /** Bulk inserts and sweeps one tenant may have in flight (ROOKERY_GATEWAY_MAX_BULK_PER_TENANT). */
+  bulkPerTenant: number;
 }
 
-export type LiveKind = 'websocket' | 'stream';
+export type LiveKind = 'websocket' | SlowClass;
+
+/** Seconds a refused query or bulk insert is told to wait: one of the tenant's own finishes by then, usually. */
+const SLOW_CLASS_RETRY_AFTER_SECONDS = 1;
 
 /** Gives a held connection back; calling it again does nothing. */
 export type Release = () => void;
@@ -50,10 +66,33 @@ export class LiveConnectionLimits {
           { limit: 'streamsPerTenant', value: limit },
         ),
       ),
+      query: new TenantCounter(limits.queriesPerTenant, (tenantId, limit) =>
+        gatewayError(
+          'TooManyRequestsInFlight',
+          `Tenant ${tenantId} has ${limit} queries in flight through this gateway, its limit (slow queries hold ` +
+            "connections the tenant's other requests need); retry after the Retry-After, run fewer at once, read " +
+            'answers to their end, or ask the operator to raise ROOKERY_GATEWAY_MAX_QUERIES_PER_TENANT.',
+          { limit: 'queriesPerTenant', value: limit },
+          SLOW_CLASS_RETRY_AFTER_SECONDS,
+        ),
+      ),
+      bulk: new TenantCounter(limits.bulkPerTenant, (tenantId, limit) =>
+        gatewayError(
+          'TooManyRequestsInFlight',
+          `Tenant ${tenantId} has ${limit} bulk inserts and sweeps in flight through this gateway, its limit; ` +
+            'retry after the Retry-After, send one larger bulk insert instead of many, or ask the operator to ' +
+            'raise ROOKERY_GATEWAY_MAX_BULK_PER_TENANT.',
+          { limit: 'bulkPerTenant', value: limit },
+          SLOW_CLASS_RETRY_AFTER_SECONDS,
+        ),
+      ),
     };
   }
 
-  /** Holds one of the tenant's connections of `kind` until released; 429 `TooManyLiveConnections` at the limit. */
+  /**
+   * Holds one of the tenant's connections of `kind` until released; 429 at the limit: `TooManyLiveConnections`
+   * for WebSockets and streams, `TooManyRequestsInFlight` (with Retry-After) for queries and bulk inserts.
+   */
   hold(tenantId: string, kind: LiveKind): Release {
     return this.counters[kind].hold(tenantId);
   }
@@ -75,7 +114,8 @@ class TenantCounter {
 
   hold(tenantId: string): Release {
     const count = this.held(tenantId);
-    // No Retry-After: a slot frees when one of the tenant's own connections ends, not after a time.
+    // WebSockets and streams carry no Retry-After: a slot frees when one of the tenant's own connections
+    // ends, not after a time.
     if (count >= this.limit) throw this.refusal(tenantId, this.limit);
     this.counts.set(tenantId, count + 1);
     let released = false;

@@ -44,7 +44,10 @@ const gateway = await startGateway({
   liveLimits: {
     socketsPerTenant: config.maxSocketsPerTenant,
     streamsPerTenant: config.maxStreamsPerTenant,
+    queriesPerTenant: config.maxQueriesPerTenant,
+    bulkPerTenant: config.maxBulkPerTenant,
   },
+  tenantConnections: config.tenantConnections,
   twoFactorLimit: {
     maxAttempts: config.twoFactorMaxAttempts,
     windowMs: config.twoFactorWindowSeconds * 1000,

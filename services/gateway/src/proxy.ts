@@ -78,6 +78,7 @@ function requestHead(
   path: string,
   requestId: string,
   chunked: boolean,
+  internalHeaders: readonly string[],
 ): string {
   // The target comes from the raw request line (route-access.ts never decodes it); a caller that passed a
   // decoded one must not be able to end our request line early.
@@ -89,20 +90,29 @@ function requestHead(
     const name = raw[i]!.toLowerCase();
     if (!name.startsWith(INTERNAL_PREFIX) && !NOT_FORWARDED.has(name)) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
   }
+  // After the client's fields, which never include ours (dropped above): the tenant reads only these.
+  for (let i = 0; i < internalHeaders.length; i += 2)
+    head += `${internalHeaders[i]}: ${internalHeaders[i + 1]}\r\n`;
   return `${head}${chunked ? 'transfer-encoding: chunked\r\n' : ''}\r\n`;
 }
 
 export function proxyToTenant(
   request: http.IncomingMessage,
   response: http.ServerResponse,
-  target: { path: string; pool: TenantPool; requestId: string },
+  target: {
+    path: string;
+    pool: TenantPool;
+    requestId: string;
+    /** Name/value list of the gateway's own `x-rookery-…` fields for the tenant (values of our making only). */
+    internalHeaders?: readonly string[];
+  },
 ): Promise<ProxyOutcome> {
   const method = request.method ?? 'GET';
   const withBody = hasBody(request);
   const chunked = withBody && request.headers['content-length'] === undefined;
   let head: string;
   try {
-    head = requestHead(request, target.path, target.requestId, chunked);
+    head = requestHead(request, target.path, target.requestId, chunked, target.internalHeaders ?? []);
   } catch (error) {
     return Promise.reject(error);
   }

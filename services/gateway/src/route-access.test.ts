@@ -38,22 +38,51 @@ describe('classifyTenantRoute', () => {
       database,
       access,
       upstreamPath: url,
-      stream: expect.any(Boolean),
+      holds: expect.toBeOneOf(['stream', 'query', 'bulk', null]),
+      storage: expect.toBeOneOf(['none', 'frees', 'batch', 'grows']),
     });
   });
 
   it.each([
-    ['GET', '/databases/shop/streams/docs?collection=Users', true],
-    ['POST', '/databases/shop/streams/queries', true],
-    ['GET', '/tenants/acme/databases/shop/streams/queries?query=from%20Users', true],
+    ['GET', '/databases/shop/streams/docs?collection=Users', 'stream'],
+    ['POST', '/databases/shop/streams/queries', 'stream'],
+    ['GET', '/tenants/acme/databases/shop/streams/queries?query=from%20Users', 'stream'],
     // Spelt as the tenant's router also reads it: still a stream.
-    ['GET', '/databases/shop/%73treams/docs', true],
-    ['GET', '/databases/shop/docs?id=streams/1', false],
-    ['GET', '/databases/streams/docs', false],
-    ['GET', '/databases/shop/changes', false],
-    ['GET', '/databases', false],
-  ])('%s %s is a stream: %s', (method, url, stream) => {
-    expect(classifyTenantRoute(method, url)?.stream).toBe(stream);
+    ['GET', '/databases/shop/%73treams/docs', 'stream'],
+    ['POST', '/databases/shop/queries', 'query'],
+    ['GET', '/databases/shop/queries?query=from%20Users', 'query'],
+    ['POST', '/databases/shop/%71ueries', 'query'],
+    ['POST', '/databases/shop/bulk_insert', 'bulk'],
+    ['POST', '/databases/shop/admin/sweep', 'bulk'],
+    ['GET', '/databases/shop/docs?id=streams/1', null],
+    ['GET', '/databases/streams/docs', null],
+    ['GET', '/databases/shop/changes', null],
+    ['POST', '/databases/shop/bulk_docs', null],
+    ['GET', '/databases', null],
+    ['PUT', '/admin/databases', null],
+  ])('%s %s holds a request of the slow class %s', (method, url, holds) => {
+    expect(classifyTenantRoute(method, url)?.holds).toBe(holds);
+  });
+
+  it.each([
+    ['GET', '/databases/shop/docs?id=a', 'none'],
+    ['POST', '/databases/shop/queries', 'none'],
+    ['DELETE', '/databases/shop/docs?id=a', 'frees'],
+    ['DELETE', '/databases/shop/indexes?name=ByName', 'frees'],
+    ['POST', '/databases/shop/indexes/reset?name=ByName', 'frees'],
+    ['POST', '/databases/shop/%69ndexes/reset?name=ByName', 'frees'],
+    ['POST', '/databases/shop/admin/sweep', 'frees'],
+    ['DELETE', '/databases/shop/subscriptions/new-users', 'frees'],
+    ['DELETE', '/admin/databases?name=shop', 'frees'],
+    ['POST', '/databases/shop/bulk_docs', 'batch'],
+    ['PUT', '/databases/shop/docs?id=a', 'grows'],
+    ['POST', '/databases/shop/bulk_insert', 'grows'],
+    ['PUT', '/databases/shop/indexes', 'grows'],
+    ['POST', '/databases/shop/indexes/reset/more', 'grows'],
+    ['PUT', '/databases/shop/subscriptions', 'grows'],
+    ['PUT', '/admin/databases', 'grows'],
+  ])('%s %s: storage %s', (method, url, storage) => {
+    expect(classifyTenantRoute(method, url)?.storage).toBe(storage);
   });
 
   it('takes the tenant from /tenants/{id}/… and strips it for the container', () => {
@@ -62,7 +91,8 @@ describe('classifyTenantRoute', () => {
       database: 'shop',
       access: 'read',
       upstreamPath: '/databases/shop/docs?id=a',
-      stream: false,
+      holds: null,
+      storage: 'none',
     });
     expect(classifyTenantRoute('PUT', '/tenants/acme/admin/databases')).toMatchObject({
       explicitTenant: 'acme',
@@ -88,7 +118,8 @@ describe('classifyTenantRoute', () => {
       database: 'shop',
       access: 'admin',
       upstreamPath: '/databases/shop/%61dmin/sweep',
-      stream: false,
+      holds: 'bulk',
+      storage: 'frees',
     });
     expect(accessOf('POST', '/databases/shop/%73treams/queries')).toBe('read');
     // An encoded slash stays in its segment, for the router as here: not the streamed query route.

@@ -13,11 +13,29 @@ export interface TenantRoute {
   /** The path (with query string) the tenant container serves. */
   upstreamPath: string;
   /**
-   * An NDJSON stream (`/databases/{db}/streams/…`): it holds one of the gateway's connections to the tenant
-   * for as long as its reader reads, so it is held to the tenant's stream limit (live-limits.ts).
+   * The slow class the request belongs to, held to its own limit of requests in flight per tenant
+   * (live-limits.ts), so that no one class can take every connection the gateway holds to the tenant: an
+   * NDJSON stream (`…/streams/…`, in flight for as long as its reader reads), a query (`…/queries`, which may
+   * wait for an index or answer megabytes), a bulk insert or a sweep (`…/bulk_insert`, `…/admin/sweep`).
+   * Null for everything else (point reads and writes, batches, index and database administration), which
+   * gets the connections these classes leave.
    */
-  stream: boolean;
+  holds: SlowClass | null;
+  /** What the request may do to the tenant's stored bytes: decides what a tenant at its storage quota may still send. */
+  storage: StorageEffect;
 }
+
+export type SlowClass = 'stream' | 'query' | 'bulk';
+
+/**
+ * - `none`: reads.
+ * - `frees`: deletes (documents, indexes, databases, subscriptions), index resets and sweeps (expiration
+ *   deletes): never refused for storage, or a tenant at its quota could never get under it again.
+ * - `batch`: `bulk_docs`, which frees or grows by its commands, read by the tenant only: forwarded with the
+ *   quota, and the tenant refuses a batch at the quota unless it only deletes.
+ * - `grows`: everything else that writes; refused at the quota.
+ */
+export type StorageEffect = 'none' | 'frees' | 'batch' | 'grows';
 
 /**
  * The control plane's API (tenants, principals, certificates, TOTP, database
@@ -42,21 +60,25 @@ export function classifyTenantRoute(method: string, url: string): TenantRoute | 
     upstreamPath = (explicit[2] ?? '/') + (explicit[3] ?? '');
   }
   const path = upstreamPath.split('?', 1)[0]!;
-  if (path === '/admin/databases')
-    return { explicitTenant, database: null, access: 'admin', upstreamPath, stream: false };
+  if (path === '/admin/databases') {
+    const storage = method === 'DELETE' ? 'frees' : 'grows';
+    return { explicitTenant, database: null, access: 'admin', upstreamPath, holds: null, storage };
+  }
   if (path === '/databases')
-    return { explicitTenant, database: null, access: 'read', upstreamPath, stream: false };
+    return { explicitTenant, database: null, access: 'read', upstreamPath, holds: null, storage: 'none' };
   const database = DATABASE.exec(path);
   if (!database) return null;
   const name = decodeSegment(database[1]!);
   const routed = routedPath(path);
   if (name === null || routed === null) return null;
+  const access = accessOf(method, routed);
   return {
     explicitTenant,
     database: name,
-    access: accessOf(method, routed),
+    access,
     upstreamPath,
-    stream: STREAM.test(routed),
+    holds: slowClassOf(routed),
+    storage: access === 'read' ? 'none' : storageEffectOf(method, routed),
   };
 }
 
@@ -77,6 +99,26 @@ function routedPath(path: string): string | null {
 }
 
 const STREAM = /^\/databases\/[^/]+\/streams\//;
+const QUERY = /^\/databases\/[^/]+\/queries$/;
+const BULK = /^\/databases\/[^/]+\/(bulk_insert|admin\/sweep)$/;
+
+function slowClassOf(path: string): SlowClass | null {
+  if (STREAM.test(path)) return 'stream';
+  if (QUERY.test(path)) return 'query';
+  if (BULK.test(path)) return 'bulk';
+  return null;
+}
+
+const FREEING_POST = /^\/databases\/[^/]+\/(indexes\/reset|admin\/sweep)$/;
+const BATCH = /^\/databases\/[^/]+\/bulk_docs$/;
+
+/** For a request that writes: see StorageEffect. */
+function storageEffectOf(method: string, path: string): StorageEffect {
+  if (method === 'DELETE') return 'frees';
+  if (method === 'POST' && FREEING_POST.test(path)) return 'frees';
+  if (method === 'POST' && BATCH.test(path)) return 'batch';
+  return 'grows';
+}
 
 /** POSTs that only read: a query, and a query streamed as NDJSON (RQL updates are not supported). */
 const READING_POST = /^\/databases\/[^/]+\/(queries|streams\/queries)$/;
@@ -90,19 +132,12 @@ const READING_POST = /^\/databases\/[^/]+\/(queries|streams\/queries)$/;
  */
 function accessOf(method: string, path: string): Access {
   if (/^\/databases\/[^/]+\/admin(\/|$)/.test(path)) return 'admin';
+  if (HILO.test(path)) return 'write';
   if (method === 'GET' || method === 'HEAD') return 'read';
   if (method === 'POST' && READING_POST.test(path)) return 'read';
   return 'write';
 }
 
-function decodeSegment(segment: string): string | null {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return null;
-  }
-}
-  if (HILO.test(path)) return 'write';
 /**
  * `GET /databases/{db}/hilo/next` is a GET in RavenDB's protocol, but each call reserves a range of ids (it
  * moves the database's next id for the tag, by up to a million): a write, whatever the method.
@@ -115,3 +150,10 @@ export function reservesIds(route: TenantRoute): boolean {
   return path !== null && HILO.test(path);
 }
 
+function decodeSegment(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}

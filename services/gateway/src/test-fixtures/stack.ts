@@ -85,6 +85,8 @@ export interface StackOptions {
   liveLimits?: Partial<LiveLimits>;
   /** Extra environment of the tenant processes (ROOKERY_* tenant settings such as ROOKERY_INDEX_*). */
   tenantEnv?: Record<string, string>;
+  /** Connections the gateway opens to one tenant (its default otherwise). */
+  tenantConnections?: number;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
@@ -137,6 +139,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     tenantCacheMs: options.tenantCacheMs ?? 0,
     liveSweepMs: options.liveSweepMs,
     liveLimits: options.liveLimits,
+    tenantConnections: options.tenantConnections,
     now: () => clock.now ?? Date.now(),
   });
   const agents: Agent[] = [];
