@@ -64,7 +64,9 @@ export class BatchPreparer {
   prepare(whole: SourceBatch): PreparedBatch {
     // Rows left by a batch that failed part-way must not leak into this one.
     this.entries.reset();
-    const mapped = this.mapDocuments(whole.documents, Date.now() + this.batchTimeMs);
+    const deadline = Date.now() + this.batchTimeMs;
+    const mapped = this.mapDocuments(whole.documents, deadline);
+    const groupKeys = this.mapper.hasReduce ? this.groupKeysOf(mapped, deadline) : [];
     const batch = cutAtFirstUnmapped(whole, mapped);
     const outcomes = mapped.slice(0, batch.documents.length);
     const sources = [
@@ -80,14 +82,11 @@ export class BatchPreparer {
         return;
       }
       if (mapResults) {
-        if (outcome.entries.length === 0) return;
-        let keys: string[];
-        try {
-          keys = this.mapper.reduceKeys(outcome.entries);
-        } catch (error) {
+        const keys = groupKeys[i];
+        if (keys === undefined) return; // no entries
+        if (!Array.isArray(keys)) {
           // This document's group key cannot be computed: it is skipped (and named), not the batch.
-          errors.push({ document: doc.id, error: (error as Error).message });
-          this.renewIfDead(error);
+          errors.push({ document: doc.id, error: keys.error });
           return;
         }
         outcome.entries.forEach((entry, j) => {
@@ -110,6 +109,37 @@ export class BatchPreparer {
 
   dispose(): void {
     this.mapper.dispose();
+  }
+
+  /**
+   * A map/reduce index's group keys of each mapped document's entries (tenant
+   * code too, one call per document), in etag order until `deadline`: the
+   * documents left are marked unmapped in `mapped`, so the batch is cut there.
+   */
+  private groupKeysOf(
+    mapped: (MapOutcome | undefined)[],
+    deadline: number,
+  ): (string[] | { error: string } | undefined)[] {
+    const keys: (string[] | { error: string } | undefined)[] = [];
+    for (let i = 0; i < mapped.length; i++) {
+      const outcome = mapped[i];
+      if (outcome === undefined) break;
+      if (i > 0 && Date.now() >= deadline) {
+        mapped.fill(undefined, i);
+        break;
+      }
+      if (!outcome.ok || outcome.entries.length === 0) {
+        keys.push(undefined);
+        continue;
+      }
+      try {
+        keys.push(this.mapper.reduceKeys(outcome.entries));
+      } catch (error) {
+        keys.push({ error: (error as Error).message });
+        this.renewIfDead(error);
+      }
+    }
+    return keys;
   }
 
   /**

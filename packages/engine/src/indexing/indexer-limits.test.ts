@@ -213,6 +213,31 @@ describe('time one map/reduce batch may spend reducing', () => {
   });
 });
 
+describe('time one map/reduce batch may spend on group keys', () => {
+  it('cuts the batch of an index whose group key is slow for every document; nothing is skipped', async () => {
+    await put(
+      Array.from(
+        { length: 60 },
+        (_, i) => [`s/${i}`, 'S', { N: i }] as [string, string, Record<string, unknown>],
+      ),
+    );
+    const indexer = indexerOf({ batchSize: 1_000, sandbox: { batchTimeMs: 100 } });
+    // At least 20 ms per document's group key: 60 of them cannot fit in 100 ms.
+    indexer.put({
+      Name: 'S/SlowKey',
+      Maps: ["map('S', s => ({ K: s.N % 3, C: 1 }))"],
+      Reduce:
+        'groupBy(x => { const end = Date.now() + 20; while (Date.now() < end) {} return x.K; })' +
+        '.aggregate(g => ({ K: g.key, C: g.values.reduce((n, v) => n + v.C, 0) }))',
+    });
+    const [first] = indexer.runOnce();
+    expect(first?.lastEtag).toBeLessThan(db.lastEtag);
+    expect(first?.documents).toBeGreaterThan(0);
+    indexer.runUntilIdle();
+    expect(indexer.stats('S/SlowKey')).toMatchObject({ IsStale: false, EntriesCount: 3, ErrorsCount: 0 });
+  });
+});
+
 describe('entries per document', () => {
   it('refuses a document that emits more than the limit, naming it; the others are indexed', async () => {
     await put([
