@@ -1,5 +1,5 @@
 // The global options every command shares: which control plane to work on.
-// The defaults are the ones `npm start` uses, so `pnpm rookery …` next to a
+// The defaults are the ones `npm start` uses, so `./rookery …` next to a
 // running `npm start` reaches the same tenants without any flag.
 import path from 'node:path';
 import { RookeryError } from '@rookery/protocol';
