@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { mirrorOf, type TenantConfig } from './config.js';
 import { limitJsonNesting } from './http/json-body.js';
 import { notFoundHandler, sendProblem, toRookeryError } from './http/problem.js';
+import { refuseWritesAtQuota, StorageMeter } from './http/storage-quota.js';
 import { WORK_UNITS_HEADER, workUnits } from './http/work-units.js';
 import type { IndexerProcess } from './indexing/indexer-process.js';
 import { TenantIndexing } from './indexing/tenant-indexing.js';
@@ -126,6 +127,7 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
   const context: RouteContext = {
     catalog,
     config,
+    storage: new StorageMeter(config.dataDir),
     get indexing() {
       return indexingOf();
     },
@@ -215,6 +217,7 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
     return sendProblem(reply, rookeryError);
   });
   app.setNotFoundHandler(notFoundHandler);
+  refuseWritesAtQuota(app, context.storage);
 
   const routes: { method: string; url: string }[] = [];
   app.addHook('onRoute', (route) => {

@@ -1,6 +1,6 @@
 import { BatchRequestSchema, type BatchResponse } from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
-import { StorageMeter, storageQuotaExceeded, storageQuotaOf } from '../http/storage-quota.js';
+import { storageQuotaExceeded, storageQuotaOf } from '../http/storage-quota.js';
 import { databaseOf, parseWith, type RouteContext } from './context.js';
 
 /**
@@ -9,13 +9,12 @@ import { databaseOf, parseWith, type RouteContext } from './context.js';
  * gets under it again); anything else is refused whole with 507.
  */
 export function batchRoutes(app: FastifyInstance, context: RouteContext): void {
-  const storage = new StorageMeter(context.config.dataDir);
   app.post('/databases/:db/bulk_docs', async (request, reply): Promise<BatchResponse> => {
     const db = databaseOf(context, request);
     const { Commands } = parseWith(BatchRequestSchema, request.body, 'batch');
     const quota = storageQuotaOf(request.headers);
     if (quota !== null && Commands.some((command) => command.Type !== 'DELETE')) {
-      const bytes = await storage.recent();
+      const bytes = await context.storage.recent();
       if (bytes >= quota)
         throw storageQuotaExceeded(
           quota,

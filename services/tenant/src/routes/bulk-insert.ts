@@ -10,7 +10,7 @@ import {
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { type BulkParseSession, BulkParseThread, type ParseEvent } from '../bulk/parse-thread.js';
 import { toRookeryError } from '../http/problem.js';
-import { StorageMeter, storageQuotaExceeded, storageQuotaOf } from '../http/storage-quota.js';
+import { type StorageMeter, storageQuotaExceeded, storageQuotaOf } from '../http/storage-quota.js';
 import { databaseOf, type RouteContext } from './context.js';
 
 /**
@@ -44,7 +44,6 @@ const MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
 export function bulkInsertRoutes(app: FastifyInstance, context: RouteContext): void {
   app.addContentTypeParser('application/x-ndjson', (_request, payload, done) => done(null, payload));
   const parseThread = new BulkParseThread();
-  const storage = new StorageMeter(context.config.dataDir);
   app.addHook('onClose', () => parseThread.close());
 
   app.post('/databases/:db/bulk_insert', async (request, reply) => {
@@ -58,7 +57,7 @@ export function bulkInsertRoutes(app: FastifyInstance, context: RouteContext): v
     const quota = storageQuotaOf(request.headers);
     reply.hijack();
     const session = parseThread.open(context.config.maxDocumentBytes);
-    const allowance = quota === null ? null : { quota, storage };
+    const allowance = quota === null ? null : { quota, storage: context.storage };
     try {
       await new BulkInsert(db, reply, session, context.config.maxBodyBytes, allowance).run(request.body);
     } finally {

@@ -3,6 +3,7 @@ import { invalidRequest } from '@rookery/protocol';
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { TenantConfig } from '../config.js';
+import type { StorageMeter } from '../http/storage-quota.js';
 import type { TenantIndexing } from '../indexing/tenant-indexing.js';
 
 /** What every route plugin gets: the tenant's databases, their indexing and the service configuration. */
@@ -10,6 +11,8 @@ export interface RouteContext {
   catalog: DatabaseCatalog;
   indexing: TenantIndexing;
   config: TenantConfig;
+  /** What the tenant stores, for its storage quota (http/storage-quota.ts). */
+  storage: StorageMeter;
 }
 
 /** The database named in the URL, opened on first use; 404 `DatabaseNotFound` when it was never created. */
