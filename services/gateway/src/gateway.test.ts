@@ -21,6 +21,7 @@ const doc = (name: string) => ({ Name: name, '@metadata': { '@collection': 'User
 beforeAll(async () => {
   ({ stack, adminA, readerA, operator } = await startTwoTenants());
   adminB = await stack.program('globex-admin', 'globex');
+  await stack.running('globex');
   expect((await adminB.call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
   for (const [client, name] of [
     [adminA, 'Ada of Acme'],

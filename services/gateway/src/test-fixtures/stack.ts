@@ -20,7 +20,7 @@ import {
   loadOrCreateMasterKey,
   sealSecret,
 } from '@rookery/pki';
-import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
+import { ROOKERY_JOB_TYPES, RookeryError, type RookeryJobTypes } from '@rookery/protocol';
 import { makeTempDir } from '@rookery/testkit';
 import { generateSecret } from 'otplib';
 import pino from 'pino';
@@ -68,6 +68,12 @@ export interface Stack {
   program(name: string, tenantId: string | null, role?: Role): Promise<Client>;
   /** Creates the tenant, and a program principal that is its tenant admin, named `adminName`. */
   tenantAdmin(tenant: CreateTenantInput, adminName: string): Promise<Client>;
+  /**
+   * Resolves once the tenant's process runs, starting it if needed. A first request races the tenant's
+   * start against the host's start deadline (past it: 503 TenantStarting while the start goes on), which a
+   * loaded machine can lose; a test whose first request is not about waking waits for this instead.
+   */
+  running(tenantId: string): Promise<void>;
   /** A person, tenant admin of `tenantId`, with an enrolled authenticator and no two-factor session yet. */
   person(name: string, tenantId: string): Promise<{ client: Client; secret: string }>;
   /** A connection with a certificate issued elsewhere (e.g. through the control API). */
@@ -201,6 +207,17 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     async tenantAdmin(tenant, adminName) {
       await store.createTenant(tenant);
       return program(adminName, tenant.id);
+    },
+    async running(tenantId) {
+      // Each wake waits for the same start (at most the deadline at a time); it does not start it again.
+      for (;;) {
+        try {
+          await supervisor.wake(tenantId);
+          return;
+        } catch (error) {
+          if (!(error instanceof RookeryError && error.code === 'TenantStarting')) throw error;
+        }
+      }
     },
     async person(name, tenantId) {
       const person = await client({ tenantId, kind: 'person', name, role: { kind: 'tenant-admin' } });

@@ -23,6 +23,7 @@ export async function startTwoTenants(options: StackOptions = {}): Promise<TwoTe
       access: { shop: 'read-only' },
     });
     const operator = await stack.program('ops', null, { kind: 'operator' });
+    await stack.running('acme');
     const created = await adminA.call('PUT', '/admin/databases', { Name: 'shop' });
     if (created.status !== 201) throw new Error(`creating acme's shop: ${created.status} ${created.text}`);
     return { stack, adminA, readerA, operator };
