@@ -6,6 +6,7 @@
 // - slow requests of one class (queries whose answers are never read) meant to take every connection the
 //   gateway holds to the tenant, so that nothing else of the tenant's gets through.
 import { randomBytes } from 'node:crypto';
+import { STORAGE_QUOTA_HEADER } from '@rookery/protocol';
 import { type Dispatcher, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostClient } from '../host-client.js';
@@ -53,10 +54,15 @@ describe('storage quota', () => {
       { id: 'bulky', name: 'Bulky', quota: { requestsPerSecond: 1000, storageBytes: quota } },
       'bulky-admin',
     );
+    await stack.running('bulky');
     expect((await admin.call('PUT', '/admin/databases', { Name: 'load' })).status).toBe(201);
     // ~48 MB in one request, four times the quota: admitted, since the tenant stores almost nothing yet.
+    // The client also tries to name a quota of its own for the tenant to hold it to: the gateway drops it.
     const count = 24_000;
-    const reply = await admin.call('POST', '/databases/load/bulk_insert', incompressibleLines(count), ndjson);
+    const reply = await admin.call('POST', '/databases/load/bulk_insert', incompressibleLines(count), {
+      ...ndjson,
+      [STORAGE_QUOTA_HEADER]: String(2 ** 50),
+    });
     expect(reply.status).toBe(200);
     const lines = reply.text
       .trim()
@@ -92,6 +98,7 @@ describe('storage quota', () => {
       { id: 'freeing', name: 'Freeing', quota: { requestsPerSecond: 1000, storageBytes: 1 << 30 } },
       'freeing-admin',
     );
+    await stack.running('freeing');
     for (const name of ['keep', 'drop'])
       expect((await admin.call('PUT', '/admin/databases', { Name: name })).status).toBe(201);
     for (const id of ['users/1', 'users/2', 'users/3', 'users/4'])
@@ -165,6 +172,7 @@ describe("the gateway's connections to a tenant", () => {
 
   beforeAll(async () => {
     admin = await stack.tenantAdmin({ id: 'crowded', name: 'Crowded' }, 'crowded-admin');
+    await stack.running('crowded');
     // ~33 MB of documents: a query over all of them answers more than the socket buffers between the
     // tenant and a client that stops reading, so such a query holds its connection to the tenant.
     await createLargeDocuments(admin, {
