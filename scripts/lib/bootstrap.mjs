@@ -3,8 +3,11 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
   accessSync,
+  closeSync,
   constants,
   existsSync,
+  mkdirSync,
+  openSync,
   readdirSync,
   readFileSync,
   realpathSync,
@@ -42,10 +45,17 @@ const env = { ...process.env, TURBO_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' }
 /**
  * Runs pnpm with the given arguments in the repository root. On failure it exits
  * with pnpm's status, unless `allowFailure` is set: then it returns the status.
+ * With `logFile`, pnpm's output goes to that file and is shown only if it fails.
  */
-export function runPnpm(args, { allowFailure = false } = {}) {
+export function runPnpm(args, { allowFailure = false, logFile } = {}) {
   const [command, ...prefix] = pnpm;
-  const result = spawnSync(command, [...prefix, ...args], { cwd: root, stdio: 'inherit', env });
+  const log = logFile === undefined ? null : openLog(logFile);
+  const stdio = log === null ? 'inherit' : ['inherit', log, log];
+  const result = spawnSync(command, [...prefix, ...args], { cwd: root, stdio, env });
+  if (log !== null) {
+    closeSync(log);
+    if (result.status !== 0) process.stderr.write(readFileSync(logFile));
+  }
   if (result.status !== 0 && allowFailure) return result.status ?? 1;
   if (result.status !== 0) {
     process.stderr.write(`\n✖ pnpm ${args.join(' ')} failed (exit ${result.status ?? result.signal})\n`);
@@ -54,14 +64,19 @@ export function runPnpm(args, { allowFailure = false } = {}) {
   return 0;
 }
 
-/** Every workspace package directory (packages/*, services/* and loadtests), relative to the root. */
+function openLog(file) {
+  mkdirSync(path.dirname(file), { recursive: true });
+  return openSync(file, 'w');
+}
+
+/** Every workspace package directory (packages/*, services/*, loadtests and examples), relative to the root. */
 export function workspaceDirectories() {
   const grouped = ['packages', 'services'].flatMap((group) =>
     readdirSync(path.join(root, group), { withFileTypes: true })
       .filter((entry) => entry.isDirectory())
       .map((entry) => path.join(group, entry.name)),
   );
-  return [...grouped, 'loadtests'];
+  return [...grouped, 'loadtests', 'examples'];
 }
 
 export function ensureDependencies() {
@@ -70,10 +85,14 @@ export function ensureDependencies() {
     process.stderr.write(`Rookery needs Node.js 20 or newer; this is ${process.version}.\n`);
     process.exit(1);
   }
+  // The first install compiles better-sqlite3 and isolated-vm from source: pages of compiler warnings
+  // that mean nothing when it works. They go to a log, shown in full if the install fails.
+  const logFile = path.join(root, '.rookery', 'install.log');
   step(
-    `Installing dependencies (pnpm ${pnpmVersion}, locked versions; native modules compile on first install)`,
+    `Installing dependencies (pnpm ${pnpmVersion}, locked versions; native modules compile on first install, ` +
+      `about two minutes; output in ${path.relative(process.cwd(), logFile)})`,
   );
-  runPnpm(['install', '--frozen-lockfile', '--prefer-offline']);
+  runPnpm(['install', '--frozen-lockfile', '--prefer-offline'], { logFile });
 }
 
 function isExecutable(file) {
