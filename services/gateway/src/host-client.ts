@@ -1,6 +1,7 @@
 // The gateway's side of the host's internal API: wake a tenant and learn its
 // socket. A woken tenant's socket is remembered, so a request to a running
 // tenant costs no round trip to the host; a refused connection forgets it.
+import { INTERNAL_TOKEN_HEADER } from '@rookery/protocol';
 import { request } from 'undici';
 import { z } from 'zod';
 
@@ -45,7 +46,7 @@ export class HostClient {
   /** Bytes the tenant stores, read by the host without waking it. */
   async storageOf(tenantId: string): Promise<TenantStorage | null> {
     const response = await request(`${this.baseUrl}/tenants/${encodeURIComponent(tenantId)}/stats`, {
-      headers: { 'x-rookery-internal-token': this.token },
+      headers: { [INTERNAL_TOKEN_HEADER]: this.token },
     });
     const body = (await response.body.json()) as { bytesOnDisk?: unknown };
     if (response.statusCode !== 200 || typeof body.bytesOnDisk !== 'number') return null;
@@ -55,7 +56,7 @@ export class HostClient {
   /** Names of the databases the tenant stores, read by the host from its files without waking it. */
   async databasesOf(tenantId: string): Promise<{ readable: string[]; unreadable: string[] }> {
     const response = await request(`${this.baseUrl}/tenants/${encodeURIComponent(tenantId)}/stats`, {
-      headers: { 'x-rookery-internal-token': this.token },
+      headers: { [INTERNAL_TOKEN_HEADER]: this.token },
     });
     const body: unknown = await response.body.json();
     const stats = TenantDatabasesSchema.safeParse(body);
@@ -70,7 +71,7 @@ export class HostClient {
   private async wake(tenantId: string): Promise<WakeResult> {
     const response = await request(`${this.baseUrl}/tenants/${encodeURIComponent(tenantId)}/wake`, {
       method: 'POST',
-      headers: { 'x-rookery-internal-token': this.token },
+      headers: { [INTERNAL_TOKEN_HEADER]: this.token },
     });
     const body = (await response.body.json()) as Record<string, unknown>;
     if (response.statusCode === 200 && typeof body.socketPath === 'string') {

@@ -12,6 +12,7 @@
 // HTTP client; headers go through as raw name/value lists, and a body is only
 // streamed when the request has one.
 import type http from 'node:http';
+import { INTERNAL_HEADER_PREFIX, WORK_UNITS_HEADER } from '@rookery/protocol';
 import type { TenantConnection, TenantPool } from './tenant-pool.js';
 
 /** Headers that describe one hop, not the message (RFC 9110 §7.6.1), plus ones the gateway sets itself. */
@@ -30,8 +31,6 @@ const NOT_FORWARDED = new Set([
   'host',
   'x-request-id',
 ]);
-const INTERNAL_PREFIX = 'x-rookery-';
-export const WORK_UNITS_HEADER = 'x-rookery-work-units';
 
 export interface ProxyOutcome {
   status: number;
@@ -51,7 +50,7 @@ export function forwarded(raw: string[], onInternal?: (name: string, value: stri
   const kept: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
-    if (name.startsWith(INTERNAL_PREFIX)) onInternal?.(name, raw[i + 1]!);
+    if (name.startsWith(INTERNAL_HEADER_PREFIX)) onInternal?.(name, raw[i + 1]!);
     else if (!NOT_FORWARDED.has(name)) kept.push(raw[i]!, raw[i + 1]!);
   }
   return kept;
@@ -88,7 +87,8 @@ function requestHead(
   const raw = request.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
-    if (!name.startsWith(INTERNAL_PREFIX) && !NOT_FORWARDED.has(name)) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+    if (!name.startsWith(INTERNAL_HEADER_PREFIX) && !NOT_FORWARDED.has(name))
+      head += `${raw[i]}: ${raw[i + 1]}\r\n`;
   }
   // After the client's fields, which never include ours (dropped above): the tenant reads only these.
   for (let i = 0; i < internalHeaders.length; i += 2)

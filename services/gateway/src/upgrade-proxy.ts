@@ -8,8 +8,8 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { MAX_LIVE_FRAME_BYTES } from '@rookery/protocol';
-import { forwarded, TenantUnreachable, WORK_UNITS_HEADER } from './proxy.js';
+import { MAX_LIVE_FRAME_BYTES, WORK_UNITS_HEADER } from '@rookery/protocol';
+import { forwarded, TenantUnreachable } from './proxy.js';
 
 /**
  * How long a socket may stay open after it, or its other half, ended: its peer has this long to close

@@ -1,6 +1,6 @@
 // @rookery/host: the tenant supervisor and its internal HTTP API.
 export { type HostConfig, HostConfigSchema, loadHostConfig } from './config.js';
-export { buildHostServer, type HostServerOptions, INTERNAL_TOKEN_HEADER } from './server.js';
+export { buildHostServer, type HostServerOptions } from './server.js';
 export {
   type PurgeResult,
   type SupervisorConfig,

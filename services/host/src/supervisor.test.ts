@@ -4,12 +4,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isRookeryError, type RookeryError } from '@rookery/protocol';
+import { INTERNAL_TOKEN_HEADER, isRookeryError, type RookeryError } from '@rookery/protocol';
 import { makeTempDir } from '@rookery/testkit';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadHostConfig } from './config.js';
-import { buildHostServer, INTERNAL_TOKEN_HEADER } from './server.js';
+import { buildHostServer } from './server.js';
 import { type SupervisorConfig, TenantSupervisor, type WakeResult } from './supervisor.js';
 import { commandFor, sourceTenantCommand, type TenantCommand } from './tenant-command.js';
 import { childrenOf, commandLineOf } from './test-fixtures/proc.js';

@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import fastifyWebsocket from '@fastify/websocket';
 import { DatabaseCatalog } from '@rookery/engine';
-import { LIVE_PING_INTERVAL_MS, MAX_LIVE_FRAME_BYTES } from '@rookery/protocol';
+import { LIVE_PING_INTERVAL_MS, MAX_LIVE_FRAME_BYTES, WORK_UNITS_HEADER } from '@rookery/protocol';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { mirrorOf, type TenantConfig } from './config.js';
 import { limitJsonNesting } from './http/json-body.js';
 import { notFoundHandler, sendProblem, toRookeryError } from './http/problem.js';
 import { refuseWritesAtQuota, StorageMeter } from './http/storage-quota.js';
-import { WORK_UNITS_HEADER, workUnits } from './http/work-units.js';
+import { workUnits } from './http/work-units.js';
 import type { IndexerProcess } from './indexing/indexer-process.js';
 import { TenantIndexing } from './indexing/tenant-indexing.js';
 import { changesRoutes } from './live/changes.js';
@@ -49,7 +49,7 @@ export interface TenantActivity {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export { WORK_UNIT_BYTES, WORK_UNITS_HEADER, workUnits } from './http/work-units.js';
+export { WORK_UNIT_BYTES, workUnits } from './http/work-units.js';
 
 /** Socket bytes read before each request's body: the fallback size of a body sent without Content-Length. */
 const bytesReadAtStart = new WeakMap<IncomingMessage, number>();

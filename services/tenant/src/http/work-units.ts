@@ -1,10 +1,8 @@
-/** The response header carrying the work a request did, which the gateway meters. */
-export const WORK_UNITS_HEADER = 'x-rookery-work-units';
 /** Bytes per work unit, read or written. */
 export const WORK_UNIT_BYTES = 4096;
 
 /**
- * The work a request did, in units the gateway meters (`x-rookery-work-units`):
+ * The work a request did, in units the gateway meters (protocol's WORK_UNITS_HEADER):
  * 1 for the request itself, plus 1 per started 4 KiB of request body read and
  * 1 per started 4 KiB of response body written. Documents are counted through
  * their bytes (a document read or written is read or written as JSON text), so

@@ -4,8 +4,9 @@ import {
   type RookeryError,
   type StreamEndLine,
   type StreamErrorLine,
+  WORK_UNITS_HEADER,
 } from '@rookery/protocol';
-import { WORK_UNIT_BYTES, WORK_UNITS_HEADER } from '../http/work-units.js';
+import { WORK_UNIT_BYTES } from '../http/work-units.js';
 
 /** The reader closed the connection before the stream ended: nobody to write to, the producer stops. */
 export class ReaderGone extends Error {

@@ -6,11 +6,9 @@
 // one small function, and the worker needs no new dependency for it.
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ProblemSchema, RookeryError } from '@rookery/protocol';
+import { INTERNAL_TOKEN_HEADER, ProblemSchema, RookeryError } from '@rookery/protocol';
 import { z } from 'zod';
 
-/** The header the host checks (services/host/src/server.ts INTERNAL_TOKEN_HEADER). */
-const INTERNAL_TOKEN_HEADER = 'x-rookery-internal-token';
 /** An answer body is a small JSON object; anything bigger is not what we asked for. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
 /** 503s waited out before giving up: a start that takes longer is the attempt's failure, and the queue retries it. */
