@@ -84,7 +84,7 @@ describe('the indexer channel', () => {
     expect(await indexer.next()).toMatchObject({ type: 'reply', id: 8, ok: true });
   });
 
-  it('answers a request that fails inside the indexer without its internals (driver messages, paths): the tenant's log has them', async () => {
+  it("answers a request that fails inside the indexer without its internals (driver messages, paths): the tenant's log has them", async () => {
     const indexer = await startIndexer();
     const directory = '/nonexistent/rookery-data/tenants/acme/databases/shop';
     const error = await refusal(indexer.openDatabase('shop', directory));
@@ -117,6 +117,18 @@ describe('the indexer channel', () => {
     // Resumed, it answers again (its late reply to the request that timed out is dropped).
     process.kill(indexer.pid!, 'SIGCONT');
     expect(await indexer.request({ type: 'close', db: 'shop' })).toBeNull();
+  });
+
+  it('counts the deadline from when the indexer is ready, not while it still loads its code', async () => {
+    // Loading the indexer's code can take longer than the deadline on a loaded machine (seconds, from
+    // TypeScript sources): a request sent meanwhile (a tenant's first query) waits for it to load.
+    const indexer = new IndexerProcess(log, { requestTimeoutMs: 200 });
+    started.push(indexer);
+    process.kill(indexer.pid!, 'SIGSTOP'); // just forked: it has not loaded its code yet
+    const pending = indexer.request({ type: 'close', db: 'shop' });
+    await new Promise((resolve) => setTimeout(resolve, 600)); // the load outlasts the deadline
+    process.kill(indexer.pid!, 'SIGCONT');
+    expect(await pending).toBeNull();
   });
 
   it('fails every pending request at once when the indexer dies', async () => {

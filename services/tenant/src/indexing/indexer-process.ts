@@ -32,7 +32,8 @@ type ProgressListener = (
 interface Waiting {
   resolve(result: unknown): void;
   reject(error: Error): void;
-  timer: NodeJS.Timeout;
+  /** Armed once the indexer is ready (see `request`). */
+  timer?: NodeJS.Timeout;
 }
 
 /**
@@ -118,17 +119,25 @@ export class IndexerProcess {
       );
     }
     const timeoutMs = this.requestTimeoutMs;
+    const booted = this.booted;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(id);
-        reject(
-          new RookeryError(
-            'DatabaseUnavailable',
-            `The indexer did not answer within ${timeoutMs} ms (ROOKERY_INDEXER_REQUEST_TIMEOUT_MS); retry in a moment`,
-          ),
-        );
-      }, timeoutMs);
-      this.waiting.set(id, { resolve, reject, timer });
+      const waiting: Waiting = { resolve, reject };
+      this.waiting.set(id, waiting);
+      // The deadline is for an indexer that does not answer, not for one still loading its code (seconds
+      // from TypeScript sources on a loaded machine, when a tenant's first query sends the first request):
+      // it runs from its ready message. One that dies while loading fails what is pending at its exit.
+      void booted.then(() => {
+        if (this.waiting.get(id) !== waiting) return; // settled meanwhile
+        waiting.timer = setTimeout(() => {
+          this.waiting.delete(id);
+          reject(
+            new RookeryError(
+              'DatabaseUnavailable',
+              `The indexer did not answer within ${timeoutMs} ms (ROOKERY_INDEXER_REQUEST_TIMEOUT_MS); retry in a moment`,
+            ),
+          );
+        }, timeoutMs);
+      });
       child.send(parsed.data, (error) => {
         if (error)
           this.settle(id, new RookeryError('DatabaseUnavailable', 'The indexer is restarting; retry'));
