@@ -49,7 +49,7 @@ runPnpm(['exec', 'turbo', 'run', 'build', '--output-logs=errors-only']);
 
 step(`Preparing the control plane, the CA and the first tenant (${tenantId}) in ${dataDir}`);
 const { bootstrap } = await import(path.join(root, 'packages', 'cli', 'dist', 'index.js'));
-const { controlPaths } = await import(path.join(root, 'services', 'control', 'dist', 'index.js'));
+const { controlPaths } = await import(path.join(root, 'packages', 'control-store', 'dist', 'index.js'));
 // The same control store the gateway will open: PostgreSQL if configured, the embedded SQLite file otherwise.
 // A first tenant deleted a moment ago is being purged (the worker, started below, finishes that): start
 // without it rather than create it again under the purge.

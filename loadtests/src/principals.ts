@@ -10,7 +10,7 @@ import {
   controlPaths,
   enrolTotp,
   issuePrincipalCertificate,
-} from '@rookery/control';
+} from '@rookery/control-store';
 import { loadOrCreateCertificateAuthority, loadOrCreateMasterKey } from '@rookery/pki';
 import type { RookeryStack } from './stack.js';
 

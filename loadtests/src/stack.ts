@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { bootstrap } from '@rookery/cli';
-import { type ControlStore, controlPaths, openControlStore } from '@rookery/control';
+import { type ControlStore, controlPaths, openControlStore } from '@rookery/control-store';
 import { z } from 'zod';
 import { readOrCreateSecret, spawnService } from '../../scripts/lib/services.mjs';
 import { log } from './log.js';

@@ -15,7 +15,7 @@ import {
   type Principal,
   parseInput,
   provisionTenant,
-} from '@rookery/control';
+} from '@rookery/control-store';
 import { type JobQueue, openJobQueue } from '@rookery/jobs';
 import {
   type CertificateAuthority,

@@ -1,7 +1,7 @@
 // What a command works with: the settings, the control store, the job queue, the
 // CA and the master key, each opened on first use (listing tenants needs no CA) and
 // closed when the command ends, whatever happened.
-import { type ControlPaths, type ControlStore, controlPaths, openControlStore } from '@rookery/control';
+import { type ControlPaths, type ControlStore, controlPaths, openControlStore } from '@rookery/control-store';
 import { type JobQueue, openJobQueue } from '@rookery/jobs';
 import {
   type CertificateAuthority,

@@ -3,7 +3,7 @@
 // or argument the person typed (`--storage: ...`), as a RookeryError
 // `InvalidRequest`.
 
-import type { DatabaseAccess, Role } from '@rookery/control';
+import type { DatabaseAccess, Role } from '@rookery/control-store';
 import { DatabaseNameSchema, RookeryError } from '@rookery/protocol';
 import { z } from 'zod';
 

@@ -1,7 +1,7 @@
 // Output for people (aligned tables, sentences) or, with --json, one JSON
 // document on stdout for scripts. Human text may change; the JSON shape and
 // the error codes are what scripts should rely on.
-import type { Role } from '@rookery/control';
+import type { Role } from '@rookery/control-store';
 
 export interface CliIo {
   stdout: { write(text: string): unknown };

@@ -1,7 +1,7 @@
 // One way to open the queue from configuration, as every service that uses it
 // (control plane, workers) reads it: PostgreSQL (pg-boss) when a connection
 // string is given, the embedded SQLite file under the data directory otherwise.
-// The same two settings open the control store (see @rookery/control's openControlStore).
+// The same two settings open the control store (see @rookery/control-store's openControlStore).
 
 import type { QueueLoggerOption } from './logger.js';
 import { openPostgresJobQueue } from './postgres/open.js';

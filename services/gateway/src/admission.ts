@@ -4,7 +4,7 @@
 // connections (WebSockets, NDJSON streams), and the tenant's socket (woken if it sleeps). Each step throws
 // a Refusal the caller writes back its own way.
 import type { TLSSocket } from 'node:tls';
-import type { Principal, Tenant } from '@rookery/control';
+import type { Principal, Tenant } from '@rookery/control-store';
 import { identityOf } from '@rookery/pki';
 import { authorize } from './authorize.js';
 import type { StorageCache, TtlCache } from './caches.js';

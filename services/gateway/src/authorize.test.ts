@@ -1,4 +1,4 @@
-import type { Principal } from '@rookery/control';
+import type { Principal } from '@rookery/control-store';
 import { describe, expect, it } from 'vitest';
 import { authorize } from './authorize.js';
 import { classifyTenantRoute } from './route-access.js';

@@ -1,6 +1,6 @@
 // Who may do what: a principal's role against a classified route. Pure, so
 // the isolation tests can enumerate every route × role without a network.
-import type { Principal } from '@rookery/control';
+import type { Principal } from '@rookery/control-store';
 import { reservesIds, type TenantRoute } from './route-access.js';
 
 export type Decision =

@@ -11,7 +11,7 @@ const Milliseconds = z.coerce.number().int().min(0);
 /** The gateway's configuration, read from `ROOKERY_*` environment variables. */
 export const GatewayConfigSchema = z
   .object({
-    /** Root of the embedded deployment; what lives where is @rookery/control's `controlPaths`. */
+    /** Root of the embedded deployment; what lives where is @rookery/control-store's `controlPaths`. */
     dataDir: z.string().min(1).default(path.resolve('.rookery/data')),
     host: z.string().min(1).default('127.0.0.1'),
     port: z.coerce.number().int().min(0).max(65535).default(8443),

@@ -7,7 +7,7 @@
 // through the gateway: after a creation the host lists the tenant's databases
 // from its files and every one the store lacks is recorded (which also heals
 // records missed before). A deletion names its database in the query string.
-import type { ControlStore } from '@rookery/control';
+import type { ControlStore } from '@rookery/control-store';
 import { DatabaseNameSchema, isRookeryError } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import type { HostClient } from './host-client.js';

@@ -7,12 +7,13 @@
 // node:https rather than fastify: the hot path is a proxy whose bodies must
 // stay streams, and every microsecond here is added to every request of every
 // tenant. /control/… goes to the control plane's API, hosted here in-process
-// (see services/control/README.md for why), once the caller is authenticated.
+// (see packages/control-api/README.md for why), once the caller is authenticated.
 import type http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { buildControlApi, type ControlStore, type Principal, type Tenant } from '@rookery/control';
+import { buildControlApi } from '@rookery/control-api';
+import type { ControlStore, Principal, Tenant } from '@rookery/control-store';
 import type { JobQueue } from '@rookery/jobs';
 import type { CertificateAuthority } from '@rookery/pki';
 import { RookeryError, type RookeryJobTypes, STORAGE_QUOTA_HEADER } from '@rookery/protocol';

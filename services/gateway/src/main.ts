@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The gateway process: loads the CA, the master key and its server
 // certificate, opens the control store, and serves HTTPS until SIGTERM.
-import { controlPaths, openControlStore } from '@rookery/control';
+import { controlPaths, openControlStore } from '@rookery/control-store';
 import { openJobQueue } from '@rookery/jobs';
 import { loadOrCreateCertificateAuthority, loadOrCreateMasterKey } from '@rookery/pki';
 import { ROOKERY_JOB_TYPES } from '@rookery/protocol';

@@ -1,7 +1,7 @@
 // Usage per tenant per minute, summed in memory on the request path (a few
 // additions) and flushed to the control plane in one write every few seconds:
 // the store never sits between a request and its answer.
-import type { UsageRow } from '@rookery/control';
+import type { UsageRow } from '@rookery/control-store';
 
 const MINUTE_MS = 60_000;
 

@@ -2,7 +2,7 @@
 // issued by our CA; this says whom it was issued to and whether it still
 // counts. Revocations are polled from the control plane every second, so a
 // revoked certificate stops working within about a second on every gateway.
-import type { CertificateRecord, ControlStore, Principal } from '@rookery/control';
+import type { CertificateRecord, ControlStore, Principal } from '@rookery/control-store';
 
 export interface Resolved {
   principal: Principal;

@@ -2,7 +2,7 @@
 // two store connections standing in for two gateways. Attempts are started all at once, so every check
 // runs before any other attempt finishes: the interleaving a burst of requests produces.
 import path from 'node:path';
-import { type ControlStore, openSqliteControlStore, type Principal } from '@rookery/control';
+import { type ControlStore, openSqliteControlStore, type Principal } from '@rookery/control-store';
 import { loadOrCreateMasterKey, sealSecret } from '@rookery/pki';
 import { makeTempDir } from '@rookery/testkit';
 import { generate, generateSecret } from 'otplib';

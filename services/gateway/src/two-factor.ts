@@ -11,7 +11,7 @@ import {
   type Principal,
   type TwoFactorAttemptLimit,
   type TwoFactorSession,
-} from '@rookery/control';
+} from '@rookery/control-store';
 import { verify } from 'otplib';
 
 export const SESSION_COOKIE = 'rookery_2fa';

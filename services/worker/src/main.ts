@@ -3,7 +3,7 @@
 // SIGTERM/SIGINT, which stop claiming new jobs and wait for the running ones to end.
 import fs from 'node:fs';
 import path from 'node:path';
-import { controlPaths } from '@rookery/control';
+import { controlPaths } from '@rookery/control-store';
 import { loadOrCreateMasterKey } from '@rookery/pki';
 import pino from 'pino';
 import { loadWorkerConfig } from './config.js';

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { openControlStore } from '@rookery/control';
+import { openControlStore } from '@rookery/control-store';
 import { Database } from '@rookery/engine';
 import { type JobQueue, jobQueueFile, openSqliteJobQueue } from '@rookery/jobs';
 import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';

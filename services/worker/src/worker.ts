@@ -3,7 +3,7 @@
 // schedulers, and a small HTTP server for /metrics and /healthz.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { openControlStore } from '@rookery/control';
+import { openControlStore } from '@rookery/control-store';
 import { type JobHandler, type JobQueue, openJobQueue, type StopWorking } from '@rookery/jobs';
 import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
 import type { Logger } from 'pino';

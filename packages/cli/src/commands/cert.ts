@@ -11,7 +11,7 @@ import {
   requireCertificate,
   requirePrincipal,
   revokePrincipalCertificate,
-} from '@rookery/control';
+} from '@rookery/control-store';
 import { RookeryError } from '@rookery/protocol';
 import type { Command } from 'commander';
 import { z } from 'zod';

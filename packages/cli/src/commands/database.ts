@@ -3,7 +3,7 @@
 // tenant's admin API, as a tenant admin does through the gateway), and the control store's record
 // follows when it is done. --wait waits for that job; list reads the records.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { requireTenant } from '@rookery/control';
+import { requireTenant } from '@rookery/control-store';
 import type { Job } from '@rookery/jobs';
 import { type DatabaseJobPayload, RookeryError } from '@rookery/protocol';
 import type { Command } from 'commander';

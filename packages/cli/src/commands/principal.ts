@@ -1,6 +1,6 @@
 // rookery principal create|list|delete — programs and people, in a tenant or
 // (operators) across all of them, with the role the gateway authorises by.
-import { PrincipalKindSchema, requireTenant } from '@rookery/control';
+import { PrincipalKindSchema, requireTenant } from '@rookery/control-store';
 import { RookeryError } from '@rookery/protocol';
 import type { Command } from 'commander';
 import { z } from 'zod';

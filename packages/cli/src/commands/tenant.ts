@@ -5,7 +5,7 @@ import {
   provisionTenant,
   requireTenant,
   type Tenant,
-} from '@rookery/control';
+} from '@rookery/control-store';
 import { RookeryError } from '@rookery/protocol';
 import type { Command } from 'commander';
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { openControlStore, openTotpSecret } from '@rookery/control';
+import { openControlStore, openTotpSecret } from '@rookery/control-store';
 import { loadOrCreateMasterKey } from '@rookery/pki';
 import { makeTempDir } from '@rookery/testkit';
 import { generate, verify } from 'otplib';

@@ -1,7 +1,7 @@
 // rookery totp enrol|reset — authenticators for people. Enrolment prints the
 // otpauth URI and a QR code to scan in the terminal; the secret itself is
 // stored only sealed under the master key.
-import { enrolTotp, resetTotp } from '@rookery/control';
+import { enrolTotp, resetTotp } from '@rookery/control-store';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { action } from '../action.js';

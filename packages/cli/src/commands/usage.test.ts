@@ -1,4 +1,4 @@
-import { openControlStore } from '@rookery/control';
+import { openControlStore } from '@rookery/control-store';
 import { makeTempDir } from '@rookery/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runRookery } from '../test-fixtures/run-cli.js';

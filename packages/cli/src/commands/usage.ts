@@ -1,6 +1,6 @@
 // rookery usage <tenant> — what a tenant used, per minute, as the gateways
 // metered it (requests, bytes on the wire, work units reported by the tenant).
-import { requireTenant, type UsageRow } from '@rookery/control';
+import { requireTenant, type UsageRow } from '@rookery/control-store';
 import { RookeryError } from '@rookery/protocol';
 import type { Command } from 'commander';
 import { z } from 'zod';

@@ -1,8 +1,8 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
+import type { Principal } from '@rookery/control-store';
 import { identityOf, openSecret } from '@rookery/pki';
 import { generate, verify } from 'otplib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Principal } from '../store/types.js';
 import { type ControlApiHarness, startControlApi } from '../test-fixtures/control-api.js';
 
 let h: ControlApiHarness;

@@ -5,6 +5,7 @@
 // principal. The API decides what that principal may do (scope.ts).
 import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
+import type { ControlStore } from '@rookery/control-store';
 import type { JobQueue } from '@rookery/jobs';
 import type { CertificateAuthority } from '@rookery/pki';
 import {
@@ -14,7 +15,6 @@ import {
   rookeryErrorFromThrown,
 } from '@rookery/protocol';
 import Fastify, { type FastifyBaseLogger, type FastifyReply, LogController } from 'fastify';
-import type { ControlStore } from '../store/control-store.js';
 import { bindCaller, boundCaller, type ControlCaller } from './caller.js';
 import type { ControlContext } from './context.js';
 import { certificateRoutes } from './routes/certificates.js';

@@ -4,8 +4,8 @@
 // and the routes read it back from here. Deliberately not a header: a header
 // can be sent by any client, an entry in this map only by code holding it.
 import type { IncomingMessage } from 'node:http';
+import type { Principal } from '@rookery/control-store';
 import { RookeryError } from '@rookery/protocol';
-import type { Principal } from '../store/types.js';
 
 export interface ControlCaller {
   /** The authenticated principal the request acts as. */

@@ -1,13 +1,13 @@
 // What the control API's routes work with: the store and the secrets its
 // operations need (the CA issues certificates, the master key seals TOTP secrets),
 // and the job queue the worker fleet runs from.
+
+import { type ControlStore, parseInput } from '@rookery/control-store';
 import type { JobQueue } from '@rookery/jobs';
 import type { CertificateAuthority } from '@rookery/pki';
 import type { RookeryJobTypes } from '@rookery/protocol';
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { parseInput } from '../input.js';
-import type { ControlStore } from '../store/control-store.js';
 
 export interface ControlContext {
   store: ControlStore;

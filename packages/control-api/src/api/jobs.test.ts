@@ -1,5 +1,5 @@
+import type { Principal } from '@rookery/control-store';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Principal } from '../store/types.js';
 import { type ControlApiHarness, startControlApi } from '../test-fixtures/control-api.js';
 
 let h: ControlApiHarness;

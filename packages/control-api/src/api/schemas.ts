@@ -2,9 +2,10 @@
 // before a route uses it. Ranges the admin operations and the store check
 // themselves (validity days, quota bounds, names) are checked there too;
 // these schemas settle the shape and refuse unknown fields.
+
+import { DatabaseAccessSchema, PrincipalKindSchema, TenantIdSchema } from '@rookery/control-store';
 import { BackupIdSchema, BackupKindSchema, DatabaseNameSchema } from '@rookery/protocol';
 import { z } from 'zod';
-import { DatabaseAccessSchema, PrincipalKindSchema, TenantIdSchema } from '../store/types.js';
 
 export const TenantParamsSchema = z.object({ tenantId: z.string().min(1).optional() });
 export const PrincipalParamsSchema = TenantParamsSchema.extend({ principalId: z.string().min(1) });

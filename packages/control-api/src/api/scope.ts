@@ -7,11 +7,16 @@
 //   or not (as the gateway does for data routes);
 // - a principal or certificate outside the tenant a request addresses answers
 //   404 exactly as a missing one does, with the same message.
+
+import {
+  type CertificateRecord,
+  CertificateSerialSchema,
+  type ControlStore,
+  type Principal,
+  parseInput,
+  type Tenant,
+} from '@rookery/control-store';
 import { RookeryError } from '@rookery/protocol';
-import { CertificateSerialSchema } from '../admin/certificates.js';
-import { parseInput } from '../input.js';
-import type { ControlStore } from '../store/control-store.js';
-import type { CertificateRecord, Principal, Tenant } from '../store/types.js';
 
 const ADMINS_ONLY =
   'The control API takes a tenant-admin or operator certificate; this one has a per-database role.';

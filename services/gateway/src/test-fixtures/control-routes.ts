@@ -6,7 +6,7 @@
 // - `otherObjects`: the caller's own scope (`/control/…`) with the id of B's
 //   principal, certificate or job: the answer must be 404, as for an id that does not exist;
 // - `ownTenant`: acts on the caller's own tenant only, no id to aim at B.
-import { buildControlApi } from '@rookery/control';
+import { buildControlApi } from '@rookery/control-api';
 import pino from 'pino';
 import type { Stack } from './stack.js';
 

@@ -10,7 +10,7 @@ import {
   openSqliteControlStore,
   type Principal,
   type Role,
-} from '@rookery/control';
+} from '@rookery/control-store';
 import { buildHostServer, loadHostConfig, TenantSupervisor } from '@rookery/host';
 import { type JobQueue, jobQueueFile, openSqliteJobQueue } from '@rookery/jobs';
 import {

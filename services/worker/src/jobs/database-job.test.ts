@@ -2,7 +2,7 @@
 // worker (its configuration wires the handler), the control store in the same data directory. The
 // job creates the database in the tenant's container and records it; asked again it is done with
 // nothing to do; delete removes both.
-import { type ControlStore, openControlStore } from '@rookery/control';
+import { type ControlStore, openControlStore } from '@rookery/control-store';
 import { type JobQueue, jobQueueFile, openSqliteJobQueue } from '@rookery/jobs';
 import { type DatabaseJobPayload, ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
 import { makeTempDir } from '@rookery/testkit';

@@ -3,7 +3,7 @@
 // does through the gateway, then brings the control store's record in line. Each step is
 // idempotent (a database that already exists, or is already gone, is done), so a failed attempt is
 // retried by the queue from the start.
-import type { ControlStore } from '@rookery/control';
+import type { ControlStore } from '@rookery/control-store';
 import type { JobHandler } from '@rookery/jobs';
 import { type DatabaseJobPayload, isRookeryError } from '@rookery/protocol';
 import type { WorkerMetrics } from '../metrics.js';

@@ -5,7 +5,7 @@
 // starts a new generation for it. The control store records the new database, so it is listed (and
 // managed) like one created through the API.
 import path from 'node:path';
-import type { ControlStore } from '@rookery/control';
+import type { ControlStore } from '@rookery/control-store';
 import type { JobHandler } from '@rookery/jobs';
 import { isRookeryError, type RestoreJobPayload } from '@rookery/protocol';
 import { deriveBackupKey } from '../backup/backup-key.js';

@@ -4,7 +4,7 @@
 // written and read back over the tenant's socket.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { type ControlStore, openControlStore } from '@rookery/control';
+import { type ControlStore, openControlStore } from '@rookery/control-store';
 import { type JobQueue, jobQueueFile, openSqliteJobQueue, type StopWorking } from '@rookery/jobs';
 import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
 import { makeTempDir } from '@rookery/testkit';

@@ -4,7 +4,7 @@
 // the host, asks for batches with one fixed `now` while the tenant answers `More`, and reports the
 // totals. It never touches the tenant's files: another writer there would corrupt them.
 
-import type { ControlStore } from '@rookery/control';
+import type { ControlStore } from '@rookery/control-store';
 import type { JobHandler } from '@rookery/jobs';
 import { DEFAULT_SWEEP_LIMIT, type LifecycleSweepJobPayload, type SweepResult } from '@rookery/protocol';
 import { z } from 'zod';

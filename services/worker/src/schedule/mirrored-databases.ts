@@ -3,7 +3,7 @@
 // on the network disk every worker reads, so a worker learns of databases without asking a host.
 import fs from 'node:fs';
 import path from 'node:path';
-import { TenantIdSchema } from '@rookery/control';
+import { TenantIdSchema } from '@rookery/control-store';
 import { hasMirror, isDeleted } from '@rookery/engine';
 import { DatabaseNameSchema } from '@rookery/protocol';
 

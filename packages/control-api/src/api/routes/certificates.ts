@@ -1,8 +1,9 @@
 // Client certificates of a tenant's principals: issue (the private key is
 // answered once and never stored), list, revoke. Registered under both
 // prefixes, like the principal routes.
+
+import { issuePrincipalCertificate, revokePrincipalCertificate } from '@rookery/control-store';
 import type { FastifyInstance } from 'fastify';
-import { issuePrincipalCertificate, revokePrincipalCertificate } from '../../admin/certificates.js';
 import { callerOf } from '../caller.js';
 import { bodyOf, type ControlContext, paramsOf } from '../context.js';
 import { CertificateParamsSchema, CertificateRequestSchema, PrincipalParamsSchema } from '../schemas.js';

@@ -2,11 +2,11 @@
 // last error and progress (read from the job queue, which the workers report into), and asking
 // for a backup of one of its databases or a restore of a backup into a new database. Another
 // tenant's job reads as one that does not exist.
+
+import type { ControlStore, Tenant } from '@rookery/control-store';
 import type { Job, JobQueue } from '@rookery/jobs';
 import { backupDedupeKey, RookeryError, type RookeryJobTypes } from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
-import type { ControlStore } from '../../store/control-store.js';
-import type { Tenant } from '../../store/types.js';
 import { callerOf } from '../caller.js';
 import { bodyOf, type ControlContext, paramsOf, queryOf } from '../context.js';
 import {

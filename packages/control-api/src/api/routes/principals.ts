@@ -1,8 +1,9 @@
 // A tenant's principals and their authenticators. Registered twice (see
 // app.ts): under /control for a tenant admin's own tenant, and under
 // /control/tenants/{id} for operators (and tenant admins naming their own).
+
+import { enrolTotp, resetTotp } from '@rookery/control-store';
 import type { FastifyInstance } from 'fastify';
-import { enrolTotp, resetTotp } from '../../admin/totp.js';
 import { callerOf } from '../caller.js';
 import { bodyOf, type ControlContext, paramsOf } from '../context.js';
 import { NewPrincipalSchema, PrincipalParamsSchema, TenantParamsSchema } from '../schemas.js';

@@ -1,7 +1,8 @@
 // Tenants, for operators only: list, create (optionally with a first
 // tenant-admin), read, delete (and purge its data through a job), and change the quota.
+
+import { deleteTenant, provisionTenant } from '@rookery/control-store';
 import type { FastifyInstance } from 'fastify';
-import { deleteTenant, provisionTenant } from '../../admin/tenants.js';
 import { callerOf } from '../caller.js';
 import { bodyOf, type ControlContext, paramsOf } from '../context.js';
 import { NewTenantSchema, QuotaUpdateSchema, TenantParamsSchema } from '../schemas.js';
