@@ -4,6 +4,7 @@
 // which is what the control store records (CertificateRecord) and revocation keys on.
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
+import { TENANT_ID_PATTERN } from '@rookery/protocol';
 import {
   assertCommonName,
   assertValidDays,
@@ -26,7 +27,6 @@ import { generateKeyPair } from './keys.js';
 import { x509 } from './x509.js';
 
 const DAY_MS = 86_400_000;
-const TENANT_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
 const DNS_NAME = /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 export interface IssuedCertificate {
@@ -78,7 +78,7 @@ export async function issueClientCertificate(
       },
     );
   }
-  if (tenantId !== null && (typeof tenantId !== 'string' || !TENANT_ID.test(tenantId))) {
+  if (tenantId !== null && (typeof tenantId !== 'string' || !TENANT_ID_PATTERN.test(tenantId))) {
     throw new PkiError(
       'InvalidCertificateRequest',
       'tenantId must be null (operator) or match [a-z0-9][a-z0-9-]{0,62}.',

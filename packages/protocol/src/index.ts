@@ -13,3 +13,4 @@ export * from './lifecycle.js';
 export * from './json-depth.js';
 export * from './live.js';
 export * from './queries.js';
+export * from './tenant-id.js';

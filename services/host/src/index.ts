@@ -5,7 +5,6 @@ export {
   type PurgeResult,
   type SupervisorConfig,
   type SupervisorOptions,
-  TENANT_ID,
   type TenantInfo,
   type TenantState,
   type TenantStats,

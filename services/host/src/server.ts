@@ -2,7 +2,7 @@
 // read its stats without waking it, list, stop and purge (delete) tenants, Prometheus metrics. Every request needs the
 // shared token; every error is problem+json with a stable code.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { INTERNAL_TOKEN_HEADER, RookeryError } from '@rookery/protocol';
+import { INTERNAL_TOKEN_HEADER, RookeryError, TenantIdSchema } from '@rookery/protocol';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -12,10 +12,10 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { TENANT_ID, type TenantSupervisor } from './supervisor.js';
+import type { TenantSupervisor } from './supervisor.js';
 
 const TenantParamsSchema = z.object({
-  tenantId: z.string().regex(TENANT_ID, "lower-case letters, digits and '-', 1 to 63 characters"),
+  tenantId: TenantIdSchema,
 });
 
 export interface HostServerOptions {

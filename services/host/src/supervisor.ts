@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { RookeryError } from '@rookery/protocol';
+import { RookeryError, TENANT_ID_PATTERN, TENANT_ID_RULE } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import { CgroupLimiter } from './cgroups.js';
 import type { HostConfig } from './config.js';
@@ -21,8 +21,6 @@ import {
   type TenantStdio,
 } from './tenant-process.js';
 import { readTenantStats, type StoredTenantStats } from './tenant-stats.js';
-
-export const TENANT_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 export interface PurgeResult {
   tenantId: string;
@@ -373,7 +371,7 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
   list(): TenantInfo[] {
     const ids = new Set(this.tenants.keys());
     for (const entry of fs.readdirSync(this.tenantsRoot, { withFileTypes: true })) {
-      if (entry.isDirectory() && TENANT_ID.test(entry.name)) ids.add(entry.name);
+      if (entry.isDirectory() && TENANT_ID_PATTERN.test(entry.name)) ids.add(entry.name);
     }
     return [...ids].sort().map((id) => this.info(id));
   }
@@ -628,10 +626,10 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
   }
 
   private checkId(tenantId: string): string {
-    if (!TENANT_ID.test(tenantId)) {
+    if (!TENANT_ID_PATTERN.test(tenantId)) {
       throw new RookeryError(
         'InvalidTenantId',
-        `"${tenantId.slice(0, 80)}" is not a tenant id: lower-case letters, digits and '-', 1 to 63 characters, not starting with '-'`,
+        `"${tenantId.slice(0, 80)}" is not a tenant id: ${TENANT_ID_RULE}`,
       );
     }
     return tenantId;

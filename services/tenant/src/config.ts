@@ -6,7 +6,7 @@ import {
   DEFAULT_SANDBOX_LIMITS,
   MirrorModeSchema,
 } from '@rookery/engine';
-import { DatabaseNameSchema, LogLevelSchema, loadEnvConfig } from '@rookery/protocol';
+import { DatabaseNameSchema, LogLevelSchema, loadEnvConfig, TenantIdSchema } from '@rookery/protocol';
 import { z } from 'zod';
 import { DEFAULT_INDEXER_REQUEST_TIMEOUT_MS } from './indexing/indexer-process.js';
 
@@ -15,14 +15,6 @@ const boolFromEnv = z.union([
   z.boolean(),
   z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1'),
 ]);
-
-/** A tenant id as it names the tenant's directory on the mirror: one safe path segment. */
-const TenantIdSchema = z
-  .string()
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/,
-    'a tenant id is letters, digits, ".", "_" and "-" (at most 128)',
-  );
 
 /** `orders=sync,scratch=off`: per-database mirror modes (database names are case-insensitive). */
 const MirrorDatabasesSchema = z.string().transform((text, ctx) => {
@@ -88,7 +80,8 @@ export const TenantConfigSchema = z.object({
   mergeTransactions: boolFromEnv.default(true),
   /**
    * The tenant's id: its directory on the mirror. The host starts a tenant in `<data>/tenants/<id>`,
-   * so by default it is the data directory's name.
+   * so by default it is the data directory's name. The control plane's ids only (protocol's TenantIdSchema):
+   * the worker purges and restores `<mirror>/<id>` by those.
    */
   tenantId: TenantIdSchema.optional(),
   /** The mirror (a network disk in production): each database ships to `<mirror>/<tenant id>/<database>/`. Unset: not mirrored. */

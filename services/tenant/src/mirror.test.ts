@@ -49,6 +49,22 @@ describe('mirror configuration', () => {
       /ROOKERY_TENANT_ID/,
     );
   });
+
+  // The tenant took ids the control plane never issues (upper case, '.', '_', up to 128 characters): such a
+  // tenant mirrored to a directory that no tenant id names, so the worker's purge and restore (which go by
+  // the control plane's id) could never find it, and on a case-insensitive mirror `Acme` and `acme` share one.
+  it('takes only the tenant ids the control plane issues (protocol TenantIdSchema)', () => {
+    for (const id of ['Acme', 'acme.corp', 'acme_corp', 'a'.repeat(64), '-acme']) {
+      expect(() => loadConfig({ ROOKERY_TENANT_ID: id }), id).toThrow(/ROOKERY_TENANT_ID/);
+      expect(
+        () => mirrorOf(loadConfig({ ROOKERY_MIRROR: '/m', ROOKERY_DATA: `/data/tenants/${id}` })),
+        id,
+      ).toThrow(/ROOKERY_TENANT_ID/);
+    }
+    expect(mirrorOf(loadConfig({ ROOKERY_MIRROR: '/m', ROOKERY_TENANT_ID: 'a'.repeat(63) }))?.root).toBe(
+      `/m/${'a'.repeat(63)}`,
+    );
+  });
 });
 
 describe('a tenant that lost its disk', () => {
