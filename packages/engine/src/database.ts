@@ -71,6 +71,12 @@ export interface DatabaseOptions {
   mirror?: MirrorOptions;
   /** Where the mirror reports what it does (a pino logger fits). */
   logger?: MirrorLogger;
+  /**
+   * Whether this process may still write and acknowledge writes (the tenant's lease deadline): an
+   * error refuses a write before it commits, and a committed one before it is acknowledged (see
+   * MergerOptions.fence). A mirror fenced by a newer owner refuses them the same way.
+   */
+  writeFence?: () => Error | null;
 }
 
 /** A committed transaction as the mirror sees it. */
@@ -164,6 +170,7 @@ export class Database {
       {
         merge: options.mergeTransactions ?? true,
         maxUnitsPerTransaction: options.maxDocumentsPerTransaction ?? 20_000,
+        fence: () => mirror?.fencedError() ?? options.writeFence?.() ?? null,
       },
     );
   }

@@ -71,3 +71,32 @@ describe('transaction merger', () => {
     await reopened.close();
   });
 });
+
+describe('write fence (a lease deadline, a fenced mirror)', () => {
+  it('refuses before commit, and refuses to acknowledge a commit once it turned while the commit waited', async () => {
+    tmp = makeTempDir();
+    let refusal: Error | null = null;
+    let release: () => void = () => {};
+    let hold = false;
+    db = Database.create(tmp.dir, 'fenced', {
+      writeFence: () => refusal,
+      // Holds the acknowledgment the way a sync mirror's fsync does.
+      commitHook: () => (hold ? new Promise<void>((resolve) => (release = resolve)) : undefined),
+    });
+    const target = db;
+    await target.batch([put('docs/1', 1)]);
+
+    refusal = new Error('lease expired');
+    await expect(target.batch([put('docs/2', 2)])).rejects.toBe(refusal);
+    expect(target.get('docs/2')).toBeNull(); // nothing was written
+
+    refusal = null;
+    hold = true;
+    const waiting = target.batch([put('docs/3', 3)]);
+    // Committed locally, its acknowledgment waiting on the "mirror".
+    while (target.get('docs/3') === null) await new Promise((resolve) => setImmediate(resolve));
+    refusal = new Error('lease expired during the fsync');
+    release();
+    await expect(waiting).rejects.toBe(refusal);
+  });
+});

@@ -15,6 +15,13 @@ export interface MergerOptions {
   merge: boolean;
   /** Upper bound on the units (documents) one transaction takes, so one commit stays bounded in time and memory. */
   maxUnitsPerTransaction: number;
+  /**
+   * Whether this process may still write and acknowledge (a lease, a mirror not fenced): an error
+   * means no. Asked before each transaction begins — the units fail with it and nothing is written
+   * — and again right before they are answered, after the commit and after the mirror confirmed it,
+   * so nothing is acknowledged once the answer turned to no, even if it turned during the fsync.
+   */
+  fence?: () => Error | null;
 }
 
 interface Work<Tx> {
@@ -114,6 +121,11 @@ export class TransactionMerger<Tx extends MergeableTransaction> {
 
   private runTransaction(work: Work<Tx>[]): void {
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const refused = this.options.fence?.();
+    if (refused) {
+      for (const item of work) item.reject(refused);
+      return;
+    }
     let tx: Tx;
     try {
       tx = this.openTransaction();
@@ -156,6 +168,9 @@ export class TransactionMerger<Tx extends MergeableTransaction> {
       // Listeners' failures never change the outcome of a committed transaction.
     }
     const settle = (failure: { error: unknown } | null) => {
+      // Committed (and mirrored, in sync mode), but not ours to acknowledge any more.
+      const fenced = failure ? null : this.options.fence?.();
+      if (fenced) failure = { error: fenced };
       for (let i = 0; i < work.length; i++) {
         const outcome = outcomes[i]!;
         if (!outcome.ok) work[i]!.reject(outcome.error);

@@ -28,8 +28,11 @@ export interface DatabaseStats {
 /** A mirrored database's shipping state: how far behind the mirror is, in time, bytes and transactions. */
 export interface MirrorStats {
   Mode: 'async' | 'sync';
-  /** `starting` until the chain on the mirror is known; `failing` while the mirror refuses writes (retried). */
-  State: 'starting' | 'streaming' | 'failing' | 'closed';
+  /**
+   * `starting` until the chain on the mirror is known; `failing` while the mirror refuses writes (retried);
+   * `fenced` once a newer placement epoch writes the mirror (this owner ships and acknowledges nothing more).
+   */
+  State: 'starting' | 'streaming' | 'failing' | 'fenced' | 'closed';
   Generation: string | null;
   /** The last transaction committed locally. */
   Txid: number;

@@ -67,6 +67,11 @@ export const ErrorCodes = {
   // The mirror on the network disk and restores from it.
   MirrorUnavailable: 503,
   MirrorCorrupt: 500,
+  // Fencing (docs/scale-out.md): a host that lost a tenant stops acknowledging its writes.
+  /** The host's lease lapsed (its deadline passed on the tenant's monotonic clock): writes are refused; retry through the gateway. */
+  LeaseExpired: 503,
+  /** A newer placement epoch writes this database's mirror: this (older) owner may not ship or acknowledge any more. */
+  MirrorFenced: 503,
   MirrorNotFound: 404,
   RestorePointUnavailable: 400,
   // The job queue (@rookery/jobs): jobs are typed, their payloads checked when enqueued.
@@ -153,6 +158,8 @@ const TITLES: Record<ErrorCode, string> = {
   CertificateAlreadyExists: 'Certificate already exists',
   MirrorUnavailable: 'Mirror unavailable',
   MirrorCorrupt: 'Mirror corrupt',
+  LeaseExpired: 'Host lease expired',
+  MirrorFenced: 'Mirror fenced by a newer owner',
   MirrorNotFound: 'Nothing mirrored',
   RestorePointUnavailable: 'Restore point unavailable',
   UnknownJobType: 'Unknown job type',

@@ -9,11 +9,13 @@ export interface Continuation {
 }
 
 /**
- * Whether the local docs.db can go on appending to the mirror's newest generation: it must be the
- * generation the file says it continues, that generation must have a snapshot, and its unbroken
- * chain must end exactly at the file's last transaction. Anything else (transactions committed
- * here but never shipped, a file older than the mirror, a generation without a snapshot) means the
- * history cannot be proven unbroken: the caller starts a new generation.
+ * Whether the local docs.db is exactly where the mirror's newest restorable generation ends: it must
+ * be the generation the file says it continues, that generation must have a snapshot, and its
+ * unbroken chain must end exactly at the file's last transaction. Anything else (transactions
+ * committed here but never shipped, a file older than the mirror, a generation without a snapshot)
+ * means the history cannot be proven unbroken: the caller starts a new generation. Epochs are the
+ * caller's business: an owner continues a generation of its own epoch, and starts a new one
+ * (recording this one as its parent) when it took the database over from an older epoch.
  */
 export function findContinuation(
   mirrorDirectory: string,

@@ -2,12 +2,17 @@
 //
 //   <directory>/generations/<generation>/snapshots/<txid>-<taken at>.db
 //   <directory>/generations/<generation>/segments/<first txid>.seg
+//   <directory>/generations/<generation>/parent.json   where a new owner's generation branched off (optional)
 //   <directory>/deleted                      the database was deleted (kept for point-in-time restores)
 //
 // A generation is one unbroken chain: a snapshot, then every transaction after it. A new one starts
 // whenever the chain cannot be proven unbroken (first start, a crash that lost unshipped
-// transactions, a local file that went back in time, a schema upgrade). Generation names start with
-// their creation time, so name order is time order. Numbers are zero-padded for the same reason.
+// transactions, a local file that went back in time, a schema upgrade), and whenever a new owner
+// (a higher placement epoch) takes the database over. A generation's name starts with its owner's
+// epoch, then its creation time: `e<epoch>-<created at>-<random>`, or `<created at>-<random>` for
+// epoch 0 (one machine, and every mirror written before epochs existed). Numbers are zero-padded
+// and "e" sorts after every digit, so name order is (epoch, time) order: the last name is the
+// newest generation of the highest epoch, which is what a restore wants.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,8 +24,12 @@ export const SEGMENTS_DIR = 'segments';
 const DELETED_MARKER = 'deleted';
 /** Beside docs.db: which generation the local file continues (written when one starts, and by a restore). */
 const LOCAL_STATE_FILE = 'mirror.json';
+/** In a generation started by a new owner: the generation and transaction its first state came from. */
+const PARENT_FILE = 'parent.json';
+/** Highest placement epoch a generation name can carry (10 digits). */
+export const MAX_EPOCH = 9_999_999_999;
 
-const GenerationSchema = z.string().regex(/^\d{15}-[0-9a-f]{8}$/);
+const GenerationSchema = z.string().regex(/^(?:e\d{10}-)?\d{15}-[0-9a-f]{8}$/);
 const SnapshotNameSchema = z
   .string()
   .regex(/^(\d{16})-(\d{15})\.db$/)
@@ -33,7 +42,13 @@ const SegmentNameSchema = z
   .string()
   .regex(/^\d{16}\.seg$/)
   .transform((name) => ({ file: name, firstTxid: Number(name.slice(0, 16)) }));
-const LocalStateSchema = z.object({ generation: GenerationSchema });
+/** `txid`: written by a restore, the transaction the file was restored to (a new owner branches off there). */
+const LocalStateSchema = z.object({ generation: GenerationSchema, txid: z.number().int().min(0).optional() });
+export type LocalState = z.infer<typeof LocalStateSchema>;
+const ParentSchema = z.object({ generation: GenerationSchema, txid: z.number().int().min(0) });
+
+/** Where a new owner's generation branched off: the older generation and the last transaction taken from it. */
+export type GenerationParent = z.infer<typeof ParentSchema>;
 
 export interface SnapshotEntry {
   file: string;
@@ -48,8 +63,56 @@ export interface SegmentEntry {
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 
-export function newGenerationName(now: number): string {
-  return `${pad(now, 15)}-${randomBytes(4).toString('hex')}`;
+export function newGenerationName(now: number, epoch = 0): string {
+  const name = `${pad(now, 15)}-${randomBytes(4).toString('hex')}`;
+  return epoch === 0 ? name : `e${pad(epoch, 10)}-${name}`;
+}
+
+/** The placement epoch of the owner that wrote a generation (0 for names without one). */
+export function epochOfGeneration(generation: string): number {
+  return generation.startsWith('e') ? Number(generation.slice(1, 11)) : 0;
+}
+
+/** The highest placement epoch that has written this database's mirror (0: none, or only epoch 0). */
+export function newestEpoch(directory: string): number {
+  const newest = listGenerations(directory).at(-1);
+  return newest === undefined ? 0 : epochOfGeneration(newest);
+}
+
+/**
+ * Creates a generation whole: its directories (and parent record) are made under a temporary name
+ * and renamed into place, so a generation is either absent or has its parent record. A crash
+ * leaves only a dot-name, which no listing takes for a generation.
+ */
+export function createGeneration(
+  directory: string,
+  generation: string,
+  parent: GenerationParent | null,
+): void {
+  const root = path.join(directory, GENERATIONS_DIR);
+  fs.mkdirSync(root, { recursive: true });
+  const building = path.join(root, `.${generation}.tmp`);
+  fs.rmSync(building, { recursive: true, force: true });
+  fs.mkdirSync(path.join(building, SEGMENTS_DIR), { recursive: true });
+  fs.mkdirSync(path.join(building, SNAPSHOTS_DIR));
+  if (parent) writeFileDurably(path.join(building, PARENT_FILE), JSON.stringify(parent));
+  syncDirectory(path.join(building, SEGMENTS_DIR));
+  syncDirectory(path.join(building, SNAPSHOTS_DIR));
+  syncDirectory(building);
+  fs.renameSync(building, generationDir(directory, generation));
+  for (let dir = root; dir.length >= directory.length; dir = path.dirname(dir)) syncDirectory(dir);
+}
+
+/** The parent record of a generation, or null (none, or unreadable: then it is not a restorable branch). */
+export function readParent(generationDirectory: string): GenerationParent | null {
+  try {
+    const parsed = ParentSchema.safeParse(
+      JSON.parse(fs.readFileSync(path.join(generationDirectory, PARENT_FILE), 'utf8')),
+    );
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
 }
 
 export const generationDir = (directory: string, generation: string) =>
@@ -118,7 +181,7 @@ export function clearDeleted(directory: string): void {
 }
 
 /** The generation the local docs.db continues, or null (never mirrored, or its marker was lost). */
-export function readLocalState(databaseDirectory: string): { generation: string } | null {
+export function readLocalState(databaseDirectory: string): LocalState | null {
   let text: string;
   try {
     text = fs.readFileSync(path.join(databaseDirectory, LOCAL_STATE_FILE), 'utf8');
@@ -133,7 +196,7 @@ export function readLocalState(databaseDirectory: string): { generation: string 
   }
 }
 
-export function writeLocalState(databaseDirectory: string, state: { generation: string }): void {
+export function writeLocalState(databaseDirectory: string, state: LocalState): void {
   writeFileDurably(path.join(databaseDirectory, LOCAL_STATE_FILE), JSON.stringify(state));
 }
 

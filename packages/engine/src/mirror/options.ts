@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_EPOCH } from './layout.js';
 
 /** `off`: not mirrored. `async`: acknowledged after the local commit. `sync`: acknowledged once the mirror has it. */
 export const MirrorModeSchema = z.enum(['off', 'async', 'sync']);
@@ -11,6 +12,12 @@ export const MirrorOptionsSchema = z.object({
   /** This database's directory on the mirror (`<ROOKERY_MIRROR>/<tenant>/<database>`). */
   directory: z.string().min(1),
   mode: z.enum(['async', 'sync']),
+  /**
+   * The placement epoch of this owner (docs/scale-out.md): its generations carry it, a restore picks
+   * the highest, and an owner that sees a higher one on the mirror is fenced (ships and acknowledges
+   * nothing more). 0 on one machine, where there is only ever one owner.
+   */
+  epoch: z.number().int().min(0).max(MAX_EPOCH).default(0),
   /** A segment file is closed and the next one started once it holds this many bytes. */
   segmentBytes: z
     .number()

@@ -15,8 +15,9 @@ import {
  * the newest snapshot taken at or before T, so the newest snapshot taken at or before `now -
  * retention` (the base) is kept, with everything after it; older snapshots, segments holding only
  * transactions the base already has, and — once the current generation reaches back past the
- * window — older generations go. Generations without any snapshot (a start cut short) restore
- * nothing and go too. The current generation's newest segment is never touched.
+ * window — older generations go. Older generations without any snapshot (a start cut short)
+ * restore nothing and go too. Newer ones — a higher placement epoch's, when this owner was just
+ * fenced — are never touched. The current generation's newest segment is never touched.
  */
 export function pruneMirror(
   directory: string,
@@ -49,10 +50,10 @@ export function pruneMirror(
     syncDirectory(path.join(currentDir, SEGMENTS_DIR));
   }
   for (const generation of listGenerations(directory)) {
-    if (generation === current) continue;
+    // Name order is (epoch, time) order (see layout.ts).
+    if (generation >= current) continue;
     const dir = generationDir(directory, generation);
-    const older = generation < current;
-    if ((base && older) || listSnapshots(dir).length === 0) remove(dir);
+    if (base || listSnapshots(dir).length === 0) remove(dir);
   }
   return removed;
 }

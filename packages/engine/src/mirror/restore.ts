@@ -8,6 +8,7 @@ import {
   generationDir,
   listGenerations,
   listSnapshots,
+  readParent,
   SNAPSHOTS_DIR,
   type SnapshotEntry,
   syncDirectory,
@@ -41,8 +42,8 @@ const REPLAY_BATCH = 1_000;
 
 /**
  * Rebuilds a database from its mirror into `targetDirectory` (which must not hold one): the newest
- * snapshot at or before the requested time, then every mirrored transaction after it, in order,
- * up to that time. Each transaction is replayed whole, so the result is the state right after one
+ * snapshot at or before the requested time, in the highest placement epoch's lineage (see findBase),
+ * then every mirrored transaction after it, in order, up to that time. Each transaction is replayed whole, so the result is the state right after one
  * committed transaction — a state that existed. The file is built aside and renamed into place
  * only when complete; mirror.json records which generation it continues.
  */
@@ -86,6 +87,7 @@ export function restoreDatabase(
     let committedAt: number | null = null;
     sqlite.exec('BEGIN');
     const walk = walkChain(generationDirectory, snapshotTxid, ({ header, payload }) => {
+      if (header.txid > base.maxTxid) return false;
       if (header.committedAt > until) return false;
       if (header.schema !== schema) {
         throw new RookeryError(
@@ -115,7 +117,8 @@ export function restoreDatabase(
       committedAt,
       transactionsReplayed: replayed,
       bytesRead,
-      stoppedBy: walk.stoppedBy === 'stopped' ? 'until' : walk.stoppedBy,
+      // Stopping at the branch point of a newer owner is the end of this lineage, not a time limit.
+      stoppedBy: walk.stoppedBy !== 'stopped' ? walk.stoppedBy : txid === base.maxTxid ? 'end' : 'until',
     };
   } catch (error) {
     sqlite.close();
@@ -124,22 +127,39 @@ export function restoreDatabase(
   }
   sqlite.close();
   fsyncFile(building);
-  writeLocalState(targetDirectory, { generation: base.generation });
+  // The txid tells a new owner where it branches off this generation (see MirrorShipper.startOrContinue).
+  writeLocalState(targetDirectory, { generation: base.generation, txid: result.txid });
   fs.renameSync(building, target);
   syncDirectory(targetDirectory);
   return result;
 }
 
-/** The newest snapshot taken at or before `until`, searching generations newest first. */
-function findBase(mirrorDirectory: string, until: number): { generation: string; snapshot: SnapshotEntry } {
+/**
+ * Where a restore starts: the newest snapshot taken at or before `until`, searching generations
+ * newest first — and names order generations by placement epoch first, so the highest epoch's
+ * lineage wins whatever the clocks say. A generation a new owner started but has no usable
+ * snapshot yet stands for its parent's state at the branch point: the search goes on in the parent
+ * generation only, and only up to that transaction, so what an older (fenced) owner appended after
+ * the new owner took over is never restored. `maxTxid` is that limit (infinite without a branch).
+ */
+function findBase(
+  mirrorDirectory: string,
+  until: number,
+): { generation: string; snapshot: SnapshotEntry; maxTxid: number } {
   const generations = listGenerations(mirrorDirectory);
   let anySnapshot = false;
+  let branch: { generation: string; txid: number } | null = null;
   for (let i = generations.length - 1; i >= 0; i--) {
-    const snapshots = listSnapshots(generationDir(mirrorDirectory, generations[i]!));
+    const generation = generations[i]!;
+    if (branch && generation !== branch.generation) continue;
+    const maxTxid = branch?.txid ?? Number.POSITIVE_INFINITY;
+    const directory = generationDir(mirrorDirectory, generation);
+    const snapshots = listSnapshots(directory);
     anySnapshot ||= snapshots.length > 0;
-    const usable = snapshots.filter((s) => s.takenAt <= until);
+    const usable = snapshots.filter((s) => s.takenAt <= until && s.txid <= maxTxid);
     const snapshot = usable[usable.length - 1];
-    if (snapshot) return { generation: generations[i]!, snapshot };
+    if (snapshot) return { generation, snapshot, maxTxid };
+    branch = readParent(directory);
   }
   if (!anySnapshot) {
     throw new RookeryError(

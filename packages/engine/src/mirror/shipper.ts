@@ -5,10 +5,13 @@ import type { RecordedOps } from '../storage/change-recorder.js';
 import { findContinuation } from './continuation.js';
 import {
   clearDeleted,
+  createGeneration,
+  epochOfGeneration,
   generationDir,
+  newestEpoch,
   newGenerationName,
+  readLocalState,
   SEGMENTS_DIR,
-  SNAPSHOTS_DIR,
   segmentFileName,
   syncDirectory,
   writeLocalState,
@@ -110,6 +113,12 @@ export class MirrorShipper {
   private forceSnapshot = false;
   private nextSnapshotAttempt = 0;
   private lastError: string | null = null;
+  /**
+   * Set once a higher placement epoch is seen on the mirror: another owner took the database over.
+   * From then on nothing is written to the mirror and every acknowledgment still waiting, and every
+   * later write, fails with this error.
+   */
+  private fenced: RookeryError | null = null;
 
   /** Date.now() of the last snapshot, for the interval (`lastSnapshot.takenAt` follows the database's clock). */
   private lastSnapshotWallAt = Date.now();
@@ -130,7 +139,11 @@ export class MirrorShipper {
     this.options = MirrorOptionsSchema.parse(options);
     this.shippedTxid = source.txid;
     this.pumpDone = this.pump();
-    this.snapshotTimer = setInterval(() => this.maybeSnapshot(), SNAPSHOT_CHECK_MS);
+    this.snapshotTimer = setInterval(() => {
+      // An idle owner learns it was fenced too, so its next write is refused before it commits.
+      if (this.initialised && !this.fenced && !this.closing) this.checkFenceQuietly();
+      this.maybeSnapshot();
+    }, SNAPSHOT_CHECK_MS);
     this.snapshotTimer.unref();
   }
 
@@ -138,11 +151,17 @@ export class MirrorShipper {
     return this.options.mode;
   }
 
+  /** Why this owner may not write any more (a newer epoch writes the mirror), or null. */
+  fencedError(): RookeryError | null {
+    return this.fenced;
+  }
+
   /**
    * Queues a committed transaction. Returns a promise the acknowledgment must wait for (sync mode,
    * or async mode over its lag bound), or undefined when it may be acknowledged now.
    */
   append(txid: number, committedAt: number, schema: number, ops: RecordedOps): Promise<void> | undefined {
+    if (this.fenced) return Promise.reject(this.fenced);
     let data: Buffer;
     try {
       data = encodeRecord(txid, committedAt, schema, ops);
@@ -259,7 +278,7 @@ export class MirrorShipper {
     let retryMs = RETRY_MIN_MS;
     let lastFlush = 0;
     for (;;) {
-      if (this.stopped) return;
+      if (this.stopped || this.fenced) return;
       try {
         if (!this.initialised || this.brokenChain) await this.startOrContinue();
         if (this.queue.length === 0) {
@@ -282,6 +301,7 @@ export class MirrorShipper {
         this.inFlight = [];
         retryMs = RETRY_MIN_MS;
       } catch (error) {
+        if (this.fenced) return; // never retried: what is queued is not ours to ship any more
         this.failed(error);
         if (this.closing) return;
         await sleep(retryMs, { unref: true });
@@ -291,6 +311,10 @@ export class MirrorShipper {
   }
 
   private async write(batch: Queued[]): Promise<void> {
+    // Checked before every write: once a newer owner's generation is visible, not one more byte goes
+    // to the mirror. (Visible: a shared file system may show it late; acknowledgments do not rely on
+    // this check but on the lease deadline, see docs/scale-out.md.)
+    this.checkFence();
     if (!this.segment || this.rollSegment || this.segment.bytes >= this.options.segmentBytes) {
       await this.openSegment(batch[0]!.txid);
     }
@@ -366,13 +390,31 @@ export class MirrorShipper {
 
   /** At start: continue the newest generation if the local file is exactly where it ends; else start one. */
   private async startOrContinue(): Promise<void> {
+    this.checkFence();
+    const epoch = this.options.epoch;
+    let parent: { generation: string; txid: number } | null = null;
     if (!this.initialised && !this.brokenChain && !this.source.migrated) {
       const continuation = findContinuation(
         this.options.directory,
         this.source.localDirectory,
         this.source.txid,
       );
-      if (continuation) {
+      // The local file is exactly where an older owner's generation ends (a new owner that just
+      // restored it, or a planned move): branch off it in a generation of our own epoch, recording
+      // where, so a restore before our first snapshot stops there and never takes what the older
+      // owner may still append afterwards.
+      const restored = readLocalState(this.source.localDirectory);
+      if (continuation && epochOfGeneration(continuation.generation) < epoch)
+        parent = { generation: continuation.generation, txid: continuation.txid };
+      else if (
+        // Restored from an older owner's generation, which that owner (paused, not yet fenced) has
+        // appended to since: the chain no longer ends here, but the restore said where we took it.
+        !continuation &&
+        restored?.txid === this.source.txid &&
+        epochOfGeneration(restored.generation) < epoch
+      )
+        parent = { generation: restored.generation, txid: restored.txid };
+      else if (continuation) {
         this.initialised = true;
         this.generation = continuation.generation;
         this.shippedTxid = continuation.txid;
@@ -388,13 +430,8 @@ export class MirrorShipper {
         return;
       }
     }
-    const generation = newGenerationName(this.clock());
-    const directory = generationDir(this.options.directory, generation);
-    fs.mkdirSync(path.join(directory, SEGMENTS_DIR), { recursive: true });
-    fs.mkdirSync(path.join(directory, SNAPSHOTS_DIR), { recursive: true });
-    for (let dir = directory; dir.length >= this.options.directory.length; dir = path.dirname(dir)) {
-      syncDirectory(dir);
-    }
+    const generation = newGenerationName(this.clock(), epoch);
+    createGeneration(this.options.directory, generation, parent);
     writeLocalState(this.source.localDirectory, { generation });
     this.initialised = true;
     this.brokenChain = false;
@@ -405,14 +442,17 @@ export class MirrorShipper {
     this.snapshotReady = false;
     this.rollSegment = true;
     this.nextSnapshotAttempt = 0;
-    this.log.info({ generation, txid: this.source.currentTxid() }, 'mirror starts a new generation');
+    this.log.info(
+      { generation, epoch, txid: this.source.currentTxid(), parent },
+      'mirror starts a new generation',
+    );
     this.maybeSnapshot();
   }
 
   // ---- snapshots --------------------------------------------------------------------------------
 
   private maybeSnapshot(): void {
-    if (this.snapshotting || this.closing || !this.generation || this.brokenChain) return;
+    if (this.snapshotting || this.closing || this.fenced || !this.generation || this.brokenChain) return;
     const now = this.now();
     if (now < this.nextSnapshotAttempt) return;
     const due =
@@ -432,6 +472,7 @@ export class MirrorShipper {
     const started = this.now();
     const bytesBefore = this.bytesSinceSnapshot;
     try {
+      this.checkFence();
       const entry = await takeSnapshot(
         (file) => this.source.backupTo(file, () => this.closing),
         directory,
@@ -455,10 +496,11 @@ export class MirrorShipper {
         { generation, txid: entry.txid, bytes: entry.bytes, ms: this.now() - started },
         'mirror snapshot taken',
       );
+      this.checkFence(); // a fenced owner deletes nothing: what it would prune may be the new owner's base
       const pruned = pruneMirror(this.options.directory, generation, this.options.retentionMs, this.clock());
       if (pruned.files > 0) this.log.info({ generation, ...pruned }, 'mirror pruned');
     } catch (error) {
-      if (this.closing) return;
+      if (this.closing || this.fenced) return;
       this.lastError = error instanceof Error ? error.message : String(error);
       this.nextSnapshotAttempt = this.now() + RETRY_MAX_MS;
       this.log.error({ err: error, generation }, 'mirror snapshot failed; retrying');
@@ -468,6 +510,41 @@ export class MirrorShipper {
   /** Wall-clock time for lag and pacing (never a test's fake clock). */
   private now(): number {
     return Date.now();
+  }
+
+  // ---- fencing ----------------------------------------------------------------------------------
+
+  /** Throws (and fences this shipper for good) when a higher placement epoch has written the mirror. */
+  private checkFence(): void {
+    if (this.fenced) throw this.fenced;
+    const newest = newestEpoch(this.options.directory);
+    if (newest <= this.options.epoch) return;
+    this.fenced = new RookeryError(
+      'MirrorFenced',
+      `This host no longer owns the database: placement epoch ${newest} writes its mirror now (this owner has epoch ${this.options.epoch}). Nothing more is shipped or acknowledged here; retry the request, the gateway routes it to the new owner.`,
+      { epoch: this.options.epoch, newerEpoch: newest },
+    );
+    this.state = 'fenced';
+    this.lastError = this.fenced.message;
+    this.log.error(
+      { epoch: this.options.epoch, newerEpoch: newest, unshipped: this.queue.length + this.inFlight.length },
+      'mirror fenced: a newer owner writes this database; shipping stopped',
+    );
+    this.queue = [];
+    this.inFlight = [];
+    this.queuedBytes = 0;
+    this.wakePump?.();
+    this.settleWaiters(true);
+    throw this.fenced;
+  }
+
+  /** checkFence from a timer: a mirror that cannot be read now is the pump's business, not the timer's. */
+  private checkFenceQuietly(): void {
+    try {
+      this.checkFence();
+    } catch {
+      // fenced (recorded) or unreadable (the next write reports it)
+    }
   }
 
   // ---- acknowledgments --------------------------------------------------------------------------
@@ -507,7 +584,8 @@ export class MirrorShipper {
 
   private finish(waiter: Waiter): void {
     clearTimeout(waiter.timer);
-    const error = waiter.done() ? null : waiter.failure();
+    // Once fenced, nothing not yet confirmed is acknowledged, whatever the mode.
+    const error = waiter.done() ? null : (this.fenced ?? waiter.failure());
     if (error) waiter.reject(error);
     else waiter.resolve();
   }
