@@ -3,8 +3,8 @@
 // themselves (validity days, quota bounds, names) are checked there too;
 // these schemas settle the shape and refuse unknown fields.
 
-import { DatabaseAccessSchema, PrincipalKindSchema, TenantIdSchema } from '@rookery/control-store';
-import { BackupIdSchema, BackupKindSchema, DatabaseNameSchema } from '@rookery/protocol';
+import { DatabaseAccessSchema, PrincipalKindSchema } from '@rookery/control-store';
+import { BackupIdSchema, BackupKindSchema, DatabaseNameSchema, TenantIdSchema } from '@rookery/protocol';
 import { z } from 'zod';
 
 export const TenantParamsSchema = z.object({ tenantId: z.string().min(1).optional() });

@@ -9,7 +9,7 @@
 // across an await: two stores on one file in the same process cannot wait on
 // each other, and other processes just wait their turn (busy_timeout).
 import { randomUUID } from 'node:crypto';
-import { DatabaseNameSchema, RookeryError } from '@rookery/protocol';
+import { DatabaseNameSchema, RookeryError, TENANT_ID_RULE, TenantIdSchema } from '@rookery/protocol';
 import type { CompiledQuery, Kysely, Selectable } from 'kysely';
 import { z } from 'zod';
 import { parseInput as parse } from '../input.js';
@@ -36,7 +36,6 @@ import {
   type RevokedCertificate,
   RoleSchema,
   type Tenant,
-  TenantIdSchema,
   type UsageRow,
   UsageRowSchema,
 } from './types.js';
@@ -57,10 +56,7 @@ const HostIdSchema = z.string().trim().min(1, 'a host id cannot be empty').max(2
 function tenantId(id: string): string {
   const result = TenantIdSchema.safeParse(id);
   if (!result.success) {
-    throw new RookeryError(
-      'InvalidTenantId',
-      `"${id}" is not a valid tenant id: use 1-63 lower-case letters, digits or "-", starting with a letter or digit.`,
-    );
+    throw new RookeryError('InvalidTenantId', `"${id}" is not a valid tenant id: use ${TENANT_ID_RULE}.`);
   }
   return result.data;
 }

@@ -120,14 +120,6 @@ export const DEFAULT_QUOTA: Readonly<Quota> = Object.freeze({
   storageBytes: 1024 * 1024 * 1024,
 });
 
-/** Tenant ids name directories and appear in URLs: lower-case letters, digits and `-`, 1–63 characters. */
-export const TenantIdSchema = z
-  .string()
-  .regex(
-    /^[a-z0-9][a-z0-9-]{0,62}$/,
-    'a tenant id is 1-63 lower-case letters, digits or "-", and starts with a letter or digit',
-  );
-
 export const PrincipalKindSchema = z.enum(['program', 'person']);
 export const DatabaseAccessSchema = z.enum(['read-write', 'read-only']);
 

@@ -3,9 +3,8 @@
 // on the network disk every worker reads, so a worker learns of databases without asking a host.
 import fs from 'node:fs';
 import path from 'node:path';
-import { TenantIdSchema } from '@rookery/control-store';
 import { hasMirror, isDeleted } from '@rookery/engine';
-import { DatabaseNameSchema } from '@rookery/protocol';
+import { DatabaseNameSchema, TenantIdSchema } from '@rookery/protocol';
 
 export interface MirroredDatabase {
   tenant: string;
