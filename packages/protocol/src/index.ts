@@ -11,6 +11,7 @@ export * from './internal-headers.js';
 export * from './jobs.js';
 export * from './lifecycle.js';
 export * from './json-depth.js';
+export * from './lease.js';
 export * from './live.js';
 export * from './queries.js';
 export * from './tenant-id.js';

@@ -6,7 +6,14 @@ import {
   DEFAULT_SANDBOX_LIMITS,
   MirrorModeSchema,
 } from '@rookery/engine';
-import { DatabaseNameSchema, LogLevelSchema, loadEnvConfig, TenantIdSchema } from '@rookery/protocol';
+import {
+  DatabaseNameSchema,
+  LeaseRemainingMsSchema,
+  LogLevelSchema,
+  loadEnvConfig,
+  PlacementEpochSchema,
+  TenantIdSchema,
+} from '@rookery/protocol';
 import { z } from 'zod';
 import { DEFAULT_INDEXER_REQUEST_TIMEOUT_MS } from './indexing/indexer-process.js';
 
@@ -96,6 +103,17 @@ export const TenantConfigSchema = z.object({
   mirrorMaxLagMs: z.coerce.number().int().min(10).optional(),
   /** Sync mode: a write the mirror has not confirmed within this fails with MirrorUnavailable (it stays committed locally). */
   mirrorConfirmTimeoutMs: z.coerce.number().int().min(100).optional(),
+  /**
+   * This owner's placement epoch (set by a host in a fleet; docs/scale-out.md): the tenant's mirror
+   * generations carry it and a restore takes the highest. 0 on one machine.
+   */
+  placementEpoch: z.coerce.number().pipe(PlacementEpochSchema).default(0),
+  /**
+   * Milliseconds the host's lease had left when it started this process: past them, writes are
+   * refused with 503 LeaseExpired until the host renews (an IPC `lease` message). Unset: no lease
+   * (one machine), writes are never refused for it.
+   */
+  leaseRemainingMs: z.coerce.number().pipe(LeaseRemainingMsSchema).optional(),
   /** A request to the indexer process (define, delete or reset an index) not answered within this fails with 503. */
   indexerRequestTimeoutMs: z.coerce.number().int().min(100).default(DEFAULT_INDEXER_REQUEST_TIMEOUT_MS),
   // What the tenant's index code may cost its indexer process (see the engine's README, "Limits on index code").
@@ -139,6 +157,8 @@ const ENV_NAMES: Record<keyof TenantConfig, string> = {
   mirrorRetentionHours: 'ROOKERY_MIRROR_RETENTION_HOURS',
   mirrorMaxLagMs: 'ROOKERY_MIRROR_MAX_LAG_MS',
   mirrorConfirmTimeoutMs: 'ROOKERY_MIRROR_CONFIRM_TIMEOUT_MS',
+  placementEpoch: 'ROOKERY_PLACEMENT_EPOCH',
+  leaseRemainingMs: 'ROOKERY_LEASE_REMAINING_MS',
   indexerRequestTimeoutMs: 'ROOKERY_INDEXER_REQUEST_TIMEOUT_MS',
   indexMaxPerDatabase: 'ROOKERY_INDEX_MAX_PER_DATABASE',
   indexSandboxBudgetMb: 'ROOKERY_INDEX_SANDBOX_BUDGET_MB',
@@ -165,6 +185,8 @@ export function mirrorOf(config: TenantConfig): CatalogMirrorOptions | null {
     mode: config.mirrorMode,
     modes: config.mirrorDatabases,
     tuning: {
+      // Epoch 0 is the mirror's default: one machine's options stay as they were.
+      ...(config.placementEpoch !== 0 && { epoch: config.placementEpoch }),
       ...(config.mirrorSnapshotMb !== undefined && {
         snapshotEveryBytes: config.mirrorSnapshotMb * 1024 * 1024,
       }),

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { LeaseRemainingMsSchema, PlacementEpochSchema } from '@rookery/protocol';
 import pino from 'pino';
 import { z } from 'zod';
 import { loadConfig } from './config.js';
@@ -51,6 +52,9 @@ const AssignmentSchema = z.object({
   type: z.literal('assign'),
   dataDir: z.string().min(1),
   socketPath: z.string().min(1),
+  // In a fleet (docs/scale-out.md): this owner's epoch, and what the host's lease has left.
+  placementEpoch: PlacementEpochSchema.optional(),
+  leaseRemainingMs: LeaseRemainingMsSchema.optional(),
 });
 
 /**
@@ -99,6 +103,10 @@ async function waitForAssignment(): Promise<Assigned> {
   });
   process.env.ROOKERY_DATA = assignment.dataDir;
   process.env.ROOKERY_SOCKET = assignment.socketPath;
+  if (assignment.placementEpoch !== undefined)
+    process.env.ROOKERY_PLACEMENT_EPOCH = String(assignment.placementEpoch);
+  if (assignment.leaseRemainingMs !== undefined)
+    process.env.ROOKERY_LEASE_REMAINING_MS = String(assignment.leaseRemainingMs);
   return { env: process.env, indexer };
 }
 
@@ -126,6 +134,12 @@ const spare = process.env.ROOKERY_SPARE === '1' && process.send !== undefined;
 const assigned = spare ? await waitForAssignment() : null;
 const config = loadConfig(assigned?.env ?? process.env);
 server = buildTenantServer(config, { indexer: assigned?.indexer });
+// The host renews its lease every TTL/3 and passes what is left on ({type: 'lease'}); registered in the
+// same turn as the server is built, so no renewal sent after the assignment is missed.
+if (process.send) {
+  const lease = server.lease;
+  process.on('message', (message) => lease.receive(message));
+}
 let address: string;
 if (config.socketPath !== undefined) {
   await removeStaleSocket(config.socketPath);

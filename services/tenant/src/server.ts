@@ -11,6 +11,7 @@ import { refuseWritesAtQuota, StorageMeter } from './http/storage-quota.js';
 import { workUnits } from './http/work-units.js';
 import type { IndexerProcess } from './indexing/indexer-process.js';
 import { TenantIndexing } from './indexing/tenant-indexing.js';
+import { LeaseDeadline } from './lease.js';
 import { changesRoutes } from './live/changes.js';
 import { IndexChangeFeed } from './live/index-change-feed.js';
 import type { LiveGauges } from './live/live-gauges.js';
@@ -39,6 +40,8 @@ export interface TenantServer {
   routes: readonly { method: string; url: string }[];
   /** Changes connections and NDJSON streams open now. */
   live: Readonly<LiveGauges>;
+  /** The host's lease deadline: writes are refused once it passed (main.ts renews it from the host's messages). */
+  lease: LeaseDeadline;
 }
 
 export interface TenantActivity {
@@ -92,12 +95,16 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
     return503OnClosing: true,
   });
   const mirror = mirrorOf(config);
+  const lease = new LeaseDeadline(config.leaseRemainingMs);
   const catalog = new DatabaseCatalog(
     config.dataDir,
     {
       synchronous: config.synchronous,
       compressionThresholdBytes: config.compressionThresholdBytes,
       mergeTransactions: config.mergeTransactions,
+      // Asked before every commit and again before every acknowledgment (after the mirror's fsync in
+      // sync mode): a host that lost its lease acknowledges nothing. Reads are not fenced.
+      writeFence: () => lease.refusal(),
     },
     mirror && { ...mirror, loggerFor: (db) => app.log.child({ db, unit: 'mirror' }) },
   );
@@ -257,6 +264,7 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
     activity: () => ({ ...activity }),
     routes,
     live,
+    lease,
     async close() {
       await app.close();
       await (indexing ? indexing.close() : options.indexer?.stop());
