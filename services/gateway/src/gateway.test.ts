@@ -502,7 +502,9 @@ describe('an NDJSON stream whose reader leaves', () => {
 
 describe('a large response to a slow reader', () => {
   it("streams 64 MB with backpressure: the gateway's memory grows by a few MB at most", async () => {
-    // 10,000 documents of ~6.7 KB: one page of results is a ~67 MB JSON answer.
+    // 10,000 documents of ~6.7 KB: the query's stream is ~67 MB of NDJSON. (A plain query answer that large
+    // is refused with 413 ResponseTooLarge since the tenant bounds what one answer may hold; streams are how
+    // large results leave the tenant, so they are what the gateway must carry with bounded memory.)
     await createLargeDocuments(adminA, {
       database: 'big',
       collection: 'Bigs',
@@ -513,7 +515,7 @@ describe('a large response to a slow reader', () => {
     const gateway = await forkGateway(stack);
     try {
       const query = async (limit: number, onChunk: (chunk: Buffer) => Promise<void>) => {
-        const response = await request(`${gateway.url}/databases/big/queries`, {
+        const response = await request(`${gateway.url}/databases/big/streams/queries`, {
           method: 'POST',
           dispatcher: adminA.agent,
           headers: { 'content-type': 'application/json' },
