@@ -74,6 +74,19 @@ export const ErrorCodes = {
   MirrorFenced: 503,
   MirrorNotFound: 404,
   RestorePointUnavailable: 400,
+  // The fleet in the control store (packages/control-store README, "Leases and placements").
+  HostNotFound: 404,
+  /** Another registration of the same host id raised the lease's epoch: this process must stop serving. */
+  LeaseSuperseded: 409,
+  /** A compare-and-swap on a tenant's placement epoch lost: someone moved it first. */
+  PlacementConflict: 409,
+  TenantNotPlaced: 404,
+  /** The target host is draining, retired, full or without a live lease. */
+  HostUnavailable: 409,
+  /** Only a host with no tenants placed on it can be retired. */
+  HostNotEmpty: 409,
+  /** No active host with a live lease has room for another tenant. */
+  NoHostAvailable: 503,
   // The job queue (@rookery/jobs): jobs are typed, their payloads checked when enqueued.
   UnknownJobType: 400,
   InvalidJobPayload: 400,
@@ -162,6 +175,13 @@ const TITLES: Record<ErrorCode, string> = {
   MirrorFenced: 'Mirror fenced by a newer owner',
   MirrorNotFound: 'Nothing mirrored',
   RestorePointUnavailable: 'Restore point unavailable',
+  HostNotFound: 'Host not found',
+  LeaseSuperseded: 'Host lease superseded',
+  PlacementConflict: 'Placement changed meanwhile',
+  TenantNotPlaced: 'Tenant not placed',
+  HostUnavailable: 'Host cannot take tenants',
+  HostNotEmpty: 'Host still has tenants',
+  NoHostAvailable: 'No host available',
   UnknownJobType: 'Unknown job type',
   InvalidJobPayload: 'Invalid job payload',
   JobNotFound: 'Job not found',

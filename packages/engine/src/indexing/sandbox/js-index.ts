@@ -91,9 +91,6 @@ type Dispatch = (op: string, a?: string | number, b?: string | number) => string
 
 const TIMEOUT_MESSAGE = 'Script execution timed out.';
 
-/** Times a document stopped at its wall-clock limit without having used it on the CPU is run again. */
-const MAX_SPARED_RUNS = 2;
-
 export function resolveSandboxLimits(limits: Partial<SandboxLimits> | undefined): SandboxLimits {
   const resolved = { ...DEFAULT_SANDBOX_LIMITS, ...limits };
   if (!Number.isFinite(resolved.memoryMb) || resolved.memoryMb < 8) {
@@ -235,8 +232,8 @@ class IsolatedJsIndexProgram implements JsIndexProgram {
       }
       for (const raw of parsed) outcomes.push(toMapOutcome(raw));
     };
-    // Times the current document was stopped without having spent its limit on the CPU.
-    let spared = 0;
+    // CPU time the current document has spent over the calls that were stopped in it.
+    let spentCpuMs = 0;
     while (outcomes.length < docs.length) {
       if (deadline !== undefined && outcomes.length > 0 && Date.now() >= deadline) break;
       // A slice of at most the per-document limit (less if the deadline is nearer), and the call's own
@@ -255,17 +252,19 @@ class IsolatedJsIndexProgram implements JsIndexProgram {
         if (!(err instanceof SandboxError) || err.code !== 'IndexTimeLimitExceeded') throw err;
         // The isolate survives a time limit: keep what the slice finished.
         take(this.#call('mapTake', undefined, undefined, what));
-        // The limit is wall-clock, which also counts time this thread waited for a CPU: the document
-        // is blamed only once it was stopped running alone (the call's first) after the isolate spent
-        // its whole limit on the CPU, or after a few such tries on a busy machine. Otherwise the next
-        // call starts with it (the cursor is still on it).
+        // The call's limit is wall-clock, which also counts time this thread waited for a CPU. A
+        // document is blamed only once the calls stopped in it alone (each call's first) have spent
+        // its whole limit on the CPU between them, so however busy the machine, an innocent document
+        // is never named: it is run again (the cursor is still on it), and one that loops forever
+        // gathers CPU time at every try.
         const alone = outcomes.length === before;
-        const cpuMs = Number(this.#isolate.cpuTime - cpuBefore) / 1e6;
-        if (!alone || (cpuMs < documentTimeoutMs && spared < MAX_SPARED_RUNS)) {
-          if (alone) spared++;
+        if (!alone) {
+          spentCpuMs = 0;
           continue;
         }
-        spared = 0;
+        spentCpuMs += Number(this.#isolate.cpuTime - cpuBefore) / 1e6;
+        if (spentCpuMs < documentTimeoutMs) continue;
+        spentCpuMs = 0;
         outcomes.push({
           ok: false,
           error:
@@ -275,7 +274,7 @@ class IsolatedJsIndexProgram implements JsIndexProgram {
         this.#call('mapSkip', undefined, undefined, what);
         continue;
       }
-      spared = 0;
+      spentCpuMs = 0;
       take(slice);
     }
     this.#call('mapClear', undefined, undefined, what);
