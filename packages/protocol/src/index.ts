@@ -4,6 +4,7 @@ export * from './document-input.js';
 export * from './documents.js';
 export * from './env-config.js';
 export * from './errors.js';
+export * from './host.js';
 export * from './http-problem.js';
 export * from './includes.js';
 export * from './indexes.js';

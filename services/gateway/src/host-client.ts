@@ -1,9 +1,18 @@
 // The gateway's side of the host's internal API: wake a tenant and learn its
 // socket. A woken tenant's socket is remembered, so a request to a running
 // tenant costs no round trip to the host; a refused connection forgets it.
-import { INTERNAL_TOKEN_HEADER } from '@rookery/protocol';
+// Every answer is parsed with its @rookery/protocol schema (host.ts): an answer
+// off the contract is a clear error, never a value read through a cast.
+import {
+  HostTenantStatsSchema,
+  HostWakeAnswerSchema,
+  INTERNAL_TOKEN_HEADER,
+  isRookeryError,
+  ProblemSchema,
+  parseHostAnswer,
+  RookeryError,
+} from '@rookery/protocol';
 import { request } from 'undici';
-import { z } from 'zod';
 
 export type WakeResult =
   | { ok: true; socketPath: string }
@@ -12,11 +21,6 @@ export type WakeResult =
 export interface TenantStorage {
   bytes: number;
 }
-
-/** The part of the host's tenant stats the gateway reads: databases whose files it could read carry their id. */
-const TenantDatabasesSchema = z.object({
-  databases: z.array(z.object({ name: z.string().min(1), databaseId: z.string().optional() })),
-});
 
 export class HostClient {
   private readonly sockets = new Map<string, string>();
@@ -43,48 +47,94 @@ export class HostClient {
     this.sockets.delete(tenantId);
   }
 
-  /** Bytes the tenant stores, read by the host without waking it. */
+  /** Bytes the tenant stores, read by the host without waking it; null when the host answers an error. */
   async storageOf(tenantId: string): Promise<TenantStorage | null> {
-    const response = await request(`${this.baseUrl}/tenants/${encodeURIComponent(tenantId)}/stats`, {
-      headers: { [INTERNAL_TOKEN_HEADER]: this.token },
-    });
-    const body = (await response.body.json()) as { bytesOnDisk?: unknown };
-    if (response.statusCode !== 200 || typeof body.bytesOnDisk !== 'number') return null;
-    return { bytes: body.bytesOnDisk };
+    const answer = await this.statsAnswer(tenantId);
+    if (answer.status !== 200) return null;
+    return { bytes: parseHostAnswer(HostTenantStatsSchema, answer.body, answer.route).bytesOnDisk };
   }
 
   /** Names of the databases the tenant stores, read by the host from its files without waking it. */
   async databasesOf(tenantId: string): Promise<{ readable: string[]; unreadable: string[] }> {
-    const response = await request(`${this.baseUrl}/tenants/${encodeURIComponent(tenantId)}/stats`, {
-      headers: { [INTERNAL_TOKEN_HEADER]: this.token },
-    });
-    const body: unknown = await response.body.json();
-    const stats = TenantDatabasesSchema.safeParse(body);
-    if (response.statusCode !== 200 || !stats.success) {
-      throw new Error(`the host answered ${response.statusCode} to the stats of tenant ${tenantId}`);
-    }
-    const readable = stats.data.databases.filter((d) => d.databaseId !== undefined).map((d) => d.name);
-    const unreadable = stats.data.databases.filter((d) => d.databaseId === undefined).map((d) => d.name);
+    const answer = await this.statsAnswer(tenantId);
+    if (answer.status !== 200) throw errorOf(answer);
+    const stats = parseHostAnswer(HostTenantStatsSchema, answer.body, answer.route);
+    // Databases whose files the host could read carry their id; the others say why not.
+    const readable = stats.databases.filter((d) => 'databaseId' in d).map((d) => d.name);
+    const unreadable = stats.databases.filter((d) => !('databaseId' in d)).map((d) => d.name);
     return { readable, unreadable };
   }
 
+  private async statsAnswer(tenantId: string): Promise<HostAnswer> {
+    const route = `GET /tenants/${tenantId}/stats`;
+    const response = await request(`${this.baseUrl}/tenants/${encodeURIComponent(tenantId)}/stats`, {
+      headers: { [INTERNAL_TOKEN_HEADER]: this.token },
+    });
+    return { route, status: response.statusCode, body: await jsonOf(response.body, route) };
+  }
+
   private async wake(tenantId: string): Promise<WakeResult> {
+    const route = `POST /tenants/${tenantId}/wake`;
     const response = await request(`${this.baseUrl}/tenants/${encodeURIComponent(tenantId)}/wake`, {
       method: 'POST',
       headers: { [INTERNAL_TOKEN_HEADER]: this.token },
     });
-    const body = (await response.body.json()) as Record<string, unknown>;
-    if (response.statusCode === 200 && typeof body.socketPath === 'string') {
-      this.sockets.set(tenantId, body.socketPath);
-      return { ok: true, socketPath: body.socketPath };
+    let body: unknown;
+    try {
+      body = await jsonOf(response.body, route);
+      if (response.statusCode === 200) {
+        const { socketPath } = parseHostAnswer(HostWakeAnswerSchema, body, route);
+        this.sockets.set(tenantId, socketPath);
+        return { ok: true, socketPath };
+      }
+    } catch (error) {
+      // A host off the contract: the tenant cannot be reached through it (503), and the message says why.
+      if (!isRookeryError(error)) throw error;
+      return {
+        ok: false,
+        status: 502,
+        code: 'TenantUnavailable',
+        message: error.message,
+        retryAfterSeconds: null,
+      };
     }
+    const problem = ProblemSchema.safeParse(body);
     const retryAfter = Number(response.headers['retry-after']);
     return {
       ok: false,
       status: response.statusCode,
-      code: typeof body.code === 'string' ? body.code : 'TenantUnavailable',
-      message: typeof body.detail === 'string' ? body.detail : `the host answered ${response.statusCode}`,
+      code: problem.success ? problem.data.code : 'TenantUnavailable',
+      message: problem.success ? problem.data.detail : `the host answered ${response.statusCode}`,
       retryAfterSeconds: Number.isFinite(retryAfter) ? retryAfter : null,
     };
+  }
+}
+
+interface HostAnswer {
+  route: string;
+  status: number;
+  body: unknown;
+}
+
+/** The host's error answer as the error it stands for: its own problem when it sent one. */
+function errorOf(answer: HostAnswer): RookeryError {
+  const problem = ProblemSchema.safeParse(answer.body);
+  if (problem.success) return RookeryError.fromProblem(problem.data);
+  return new RookeryError('InternalError', `The host answered ${answer.status} to ${answer.route}`, {
+    route: answer.route,
+  });
+}
+
+/** The answer's JSON; a body that is not JSON is off the contract (every answer of the host is JSON). */
+async function jsonOf(body: { text(): Promise<string> }, route: string): Promise<unknown> {
+  const text = await body.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new RookeryError(
+      'InternalError',
+      `The host's answer to ${route} is not JSON (it starts ${JSON.stringify(text.slice(0, 80))})`,
+      { route },
+    );
   }
 }

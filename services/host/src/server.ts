@@ -2,7 +2,16 @@
 // read its stats without waking it, list, stop and purge (delete) tenants, Prometheus metrics. Every request needs the
 // shared token; every error is problem+json with a stable code.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { INTERNAL_TOKEN_HEADER, RookeryError, TenantIdSchema } from '@rookery/protocol';
+import {
+  type HostPurgeAnswer,
+  type HostStopAnswer,
+  type HostTenantList,
+  type HostTenantStats,
+  type HostWakeAnswer,
+  INTERNAL_TOKEN_HEADER,
+  RookeryError,
+  TenantIdSchema,
+} from '@rookery/protocol';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -93,9 +102,13 @@ export function buildHostServer(options: HostServerOptions): FastifyInstance {
     return parsed.data.tenantId;
   };
 
-  app.post('/tenants/:tenantId/wake', async (request) => supervisor.wake(tenantIdOf(request.params)));
+  // Every answer is built to its @rookery/protocol type (host.ts), which the gateway and the worker parse.
+  app.post(
+    '/tenants/:tenantId/wake',
+    async (request): Promise<HostWakeAnswer> => supervisor.wake(tenantIdOf(request.params)),
+  );
 
-  app.post('/tenants/:tenantId/stop', async (request) => {
+  app.post('/tenants/:tenantId/stop', async (request): Promise<HostStopAnswer> => {
     const tenantId = tenantIdOf(request.params);
     const wasRunning = await supervisor.stop(tenantId);
     return { tenantId, state: supervisor.info(tenantId).state, wasRunning };
@@ -103,11 +116,17 @@ export function buildHostServer(options: HostServerOptions): FastifyInstance {
 
   // The worker's tenant-purge job: a deleted tenant's process and local files go. Idempotent, so
   // the job's retries (and a purge of a tenant this host never ran) answer 200, never 404.
-  app.delete('/tenants/:tenantId', async (request) => supervisor.purge(tenantIdOf(request.params)));
+  app.delete(
+    '/tenants/:tenantId',
+    async (request): Promise<HostPurgeAnswer> => supervisor.purge(tenantIdOf(request.params)),
+  );
 
-  app.get('/tenants/:tenantId/stats', async (request) => supervisor.stats(tenantIdOf(request.params)));
+  app.get(
+    '/tenants/:tenantId/stats',
+    async (request): Promise<HostTenantStats> => supervisor.stats(tenantIdOf(request.params)),
+  );
 
-  app.get('/tenants', async () => ({ tenants: supervisor.list() }));
+  app.get('/tenants', async (): Promise<HostTenantList> => ({ tenants: supervisor.list() }));
 
   app.get('/metrics', async (_request, reply) =>
     reply.type(supervisor.metrics.contentType).send(await supervisor.metrics.text()),

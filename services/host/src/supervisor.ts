@@ -7,7 +7,16 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { RookeryError, TENANT_ID_PATTERN, TENANT_ID_RULE } from '@rookery/protocol';
+import {
+  type HostPurgeAnswer,
+  type HostTenantInfo,
+  type HostTenantState,
+  type HostTenantStats,
+  type HostWakeAnswer,
+  RookeryError,
+  TENANT_ID_PATTERN,
+  TENANT_ID_RULE,
+} from '@rookery/protocol';
 import type { Logger } from 'pino';
 import { CgroupLimiter } from './cgroups.js';
 import type { HostConfig } from './config.js';
@@ -20,46 +29,14 @@ import {
   type TenantProcess,
   type TenantStdio,
 } from './tenant-process.js';
-import { readTenantStats, type StoredTenantStats } from './tenant-stats.js';
+import { readTenantStats } from './tenant-stats.js';
 
-export interface PurgeResult {
-  tenantId: string;
-  /** Its process was running (or starting) and was stopped. */
-  wasRunning: boolean;
-  /** It had files on this host, now deleted. */
-  removedFiles: boolean;
-}
-
-export type TenantState = 'stopped' | 'starting' | 'running' | 'stopping';
-
-export interface WakeResult {
-  socketPath: string;
-  /** False when the tenant was already running. */
-  startedNow: boolean;
-  /** How long the start this wake waited for took (0 when it was running). */
-  startMs: number;
-}
-
-export interface TenantInfo {
-  tenantId: string;
-  state: TenantState;
-  pid: number | null;
-  socketPath: string;
-  /** When the running process became ready. */
-  readySince: number | null;
-  lastActivityAt: number | null;
-  inFlight: number;
-  /** Processes started for this tenant since the host started. */
-  starts: number;
-  crashes: number;
-  /** Automatic restarts (and wakes) are suspended until then after too many crashes in a minute. */
-  suspendedUntil: number | null;
-}
-
-export interface TenantStats extends StoredTenantStats {
-  tenantId: string;
-  state: TenantState;
-}
+// What the supervisor answers is what the host's API answers: the wire types of @rookery/protocol (host.ts).
+export type PurgeResult = HostPurgeAnswer;
+export type TenantState = HostTenantState;
+export type WakeResult = HostWakeAnswer;
+export type TenantInfo = HostTenantInfo;
+export type TenantStats = HostTenantStats;
 
 export type SupervisorConfig = Omit<HostConfig, 'host' | 'port' | 'internalToken' | 'logLevel'>;
 

@@ -5,28 +5,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { bytesUnder, readDatabaseStatsWithoutOpening } from '@rookery/engine';
+import type { HostTenantStats } from '@rookery/protocol';
 
-export interface DatabaseSummary {
-  name: string;
-  databaseId: string;
-  documents: number;
-  tombstones: number;
-  collections: Record<string, number>;
-  lastEtag: number;
-  /** docs.db (+ WAL) and the database's index files. */
-  bytesOnDisk: number;
-}
-
-export interface DatabaseReadFailure {
-  name: string;
-  error: string;
-}
-
-export interface StoredTenantStats {
-  databases: Array<DatabaseSummary | DatabaseReadFailure>;
-  /** Every file under the tenant's directory. */
-  bytesOnDisk: number;
-}
+/** The stats answer (protocol's HostTenantStats) but for who the tenant is and whether it runs. */
+export type StoredTenantStats = Omit<HostTenantStats, 'tenantId' | 'state'>;
 
 /** Reads the stats of every database in `<tenantDir>/databases/*`; one unreadable database does not hide the rest. */
 export async function readTenantStats(tenantDir: string): Promise<StoredTenantStats> {

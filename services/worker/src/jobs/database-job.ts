@@ -5,7 +5,7 @@
 // retried by the queue from the start.
 import type { ControlStore } from '@rookery/control-store';
 import type { JobHandler } from '@rookery/jobs';
-import { type DatabaseJobPayload, isRookeryError } from '@rookery/protocol';
+import { type DatabaseJobPayload, isRookeryError, ProblemSchema } from '@rookery/protocol';
 import type { WorkerMetrics } from '../metrics.js';
 import { JobReporter } from './job-reporter.js';
 import { answerError, callJson, callJsonPatiently, hostApi, wakeTenant } from './tenant-http.js';
@@ -57,7 +57,8 @@ export function databaseJobHandler(deps: DatabaseJobDependencies): JobHandler<Da
 }
 
 function isProblem(body: unknown, code: string): boolean {
-  return typeof body === 'object' && body !== null && (body as { code?: unknown }).code === code;
+  const problem = ProblemSchema.safeParse(body);
+  return problem.success && problem.data.code === code;
 }
 
 /** The control store's record follows the container: present after a create, gone after a delete. */

@@ -6,8 +6,15 @@
 // one small function, and the worker needs no new dependency for it.
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { INTERNAL_TOKEN_HEADER, ProblemSchema, RookeryError } from '@rookery/protocol';
-import { z } from 'zod';
+import {
+  type HostPurgeAnswer,
+  HostPurgeAnswerSchema,
+  HostWakeAnswerSchema,
+  INTERNAL_TOKEN_HEADER,
+  ProblemSchema,
+  parseHostAnswer,
+  RookeryError,
+} from '@rookery/protocol';
 
 /** An answer body is a small JSON object; anything bigger is not what we asked for. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
@@ -140,27 +147,20 @@ function callHost(host: HostApi, method: string, requestPath: string, signal?: A
   );
 }
 
-const WakeAnswerSchema = z.looseObject({ socketPath: z.string().min(1) });
-
 /** The tenant's socket, waking it through the host (a sleeping tenant starts: a known cost of sweeps). */
 export async function wakeTenant(host: HostApi, tenantId: string, signal?: AbortSignal): Promise<string> {
   const answer = await callHost(host, 'POST', `/tenants/${encodeURIComponent(tenantId)}/wake`, signal);
-  const woken = WakeAnswerSchema.safeParse(answer.body);
-  if (answer.status !== 200 || !woken.success) throw answerError(answer, `The host (${host.url})`);
-  return woken.data.socketPath;
+  if (answer.status !== 200) throw answerError(answer, `The host (${host.url})`);
+  return parseHostAnswer(HostWakeAnswerSchema, answer.body, `POST /tenants/${tenantId}/wake`).socketPath;
 }
-
-const PurgeAnswerSchema = z.looseObject({ wasRunning: z.boolean(), removedFiles: z.boolean() });
-export type HostPurge = z.infer<typeof PurgeAnswerSchema>;
 
 /** Stops a deleted tenant on the host and deletes its local files (idempotent on the host's side). */
 export async function purgeTenantOnHost(
   host: HostApi,
   tenantId: string,
   signal?: AbortSignal,
-): Promise<HostPurge> {
+): Promise<HostPurgeAnswer> {
   const answer = await callHost(host, 'DELETE', `/tenants/${encodeURIComponent(tenantId)}`, signal);
-  const purged = PurgeAnswerSchema.safeParse(answer.body);
-  if (answer.status !== 200 || !purged.success) throw answerError(answer, `The host (${host.url})`);
-  return purged.data;
+  if (answer.status !== 200) throw answerError(answer, `The host (${host.url})`);
+  return parseHostAnswer(HostPurgeAnswerSchema, answer.body, `DELETE /tenants/${tenantId}`);
 }
