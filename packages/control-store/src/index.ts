@@ -1,10 +1,11 @@
 // @rookery/control-store: the control plane's data and the operations on it.
-// Its store (tenants, databases, placements, principals, certificates, TOTP,
-// usage) behind one interface with SQLite and PostgreSQL implementations, the
-// embedded file layout, how a process opens the store from its settings, and
-// the admin operations the CLI and the control API are both built from. A
-// package, not a service: the gateway, the worker, the CLI and the control API
-// all read the same store, and no service may import another service's code.
+// Its store (tenants, databases, principals, certificates, TOTP, usage, and
+// the fleet: hosts' leases and tenants' placements) behind one interface with
+// SQLite and PostgreSQL implementations, the embedded file layout, how a
+// process opens the store from its settings, and the admin operations the CLI
+// and the control API are both built from. A package, not a service: the
+// gateway, the worker, the CLI and the control API all read the same store,
+// and no service may import another service's code.
 export {
   bundlePkcs12,
   CertificateSerialSchema,
@@ -29,6 +30,17 @@ export { parseInput } from './input.js';
 export { type OpenControlStoreOptions, openControlStore } from './open.js';
 export { type ControlPaths, controlPaths } from './paths.js';
 export type { ControlStore, CreatePrincipalInput, CreateTenantInput } from './store/control-store.js';
+export { FLEET_LIMITS, type FleetClock } from './store/fleet.js';
+export type {
+  FleetStore,
+  HostRecord,
+  HostState,
+  Lease,
+  Placement,
+  Replacement,
+  ReplacementDecision,
+  ReplacementReason,
+} from './store/fleet-store.js';
 export { openPostgresControlStore, type PostgresControlStoreOptions } from './store/postgres.js';
 export { openSqliteControlStore, type SqliteControlStoreOptions } from './store/sqlite.js';
 export { TOTP_STEPS_KEPT } from './store/two-factor.js';

@@ -2,10 +2,10 @@
 // control API and the CLI all talk to this, never to SQL: SQLite (embedded)
 // and PostgreSQL (at scale) sit behind it with the same behaviour, proven by
 // one contract test suite run against both.
+import type { FleetStore } from './fleet-store.js';
 import type {
   CertificateRecord,
   DatabaseRecord,
-  Placement,
   Principal,
   PrincipalKind,
   Quota,
@@ -37,10 +37,11 @@ export interface CreatePrincipalInput {
  * Failures are RookeryError values with stable codes (InvalidRequest,
  * InvalidTenantId, InvalidDatabaseName, TenantNotFound, TenantAlreadyExists,
  * DatabaseNotFound, DatabaseAlreadyExists, PrincipalNotFound,
- * CertificateNotFound, CertificateAlreadyExists). Lookups by key answer null
- * when nothing matches; changes to something missing fail with *NotFound.
+ * CertificateNotFound, CertificateAlreadyExists; the fleet's are in
+ * fleet-store.ts). Lookups by key answer null when nothing matches; changes to
+ * something missing fail with *NotFound.
  */
-export interface ControlStore {
+export interface ControlStore extends FleetStore {
   readonly dialect: 'sqlite' | 'postgres';
 
   createTenant(input: CreateTenantInput): Promise<Tenant>;
@@ -62,9 +63,6 @@ export interface ControlStore {
   listDatabases(tenantId: string): Promise<DatabaseRecord[]>;
   /** Names compare case-insensitively, as in the engine. */
   deleteDatabase(tenantId: string, name: string): Promise<void>;
-
-  setPlacement(tenantId: string, hostId: string): Promise<Placement>;
-  getPlacement(tenantId: string): Promise<Placement | null>;
 
   createPrincipal(input: CreatePrincipalInput): Promise<Principal>;
   getPrincipal(id: string): Promise<Principal | null>;

@@ -14,6 +14,7 @@ import type { CompiledQuery, Kysely, Selectable } from 'kysely';
 import { z } from 'zod';
 import { parseInput as parse } from '../input.js';
 import type { ControlStore, CreatePrincipalInput, CreateTenantInput } from './control-store.js';
+import { type FleetClock, FleetRecords } from './fleet.js';
 import type {
   CertificatesTable,
   ControlSchema,
@@ -28,7 +29,6 @@ import {
   CertificateRecordSchema,
   type DatabaseRecord,
   DEFAULT_QUOTA,
-  type Placement,
   type Principal,
   PrincipalKindSchema,
   type Quota,
@@ -51,7 +51,6 @@ const QuotaPatchSchema = z
     storageBytes: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
   })
   .strict();
-const HostIdSchema = z.string().trim().min(1, 'a host id cannot be empty').max(200);
 
 function tenantId(id: string): string {
   const result = TenantIdSchema.safeParse(id);
@@ -140,6 +139,8 @@ export interface KyselyControlStoreOptions {
   /** Called once by close(), after Kysely is destroyed. */
   onClose?: () => void | Promise<void>;
   now?: () => number;
+  /** Tests only: the fleet's time instead of the database's clock (fleet.ts says why). */
+  fleetClock?: FleetClock;
 }
 
 export class KyselyControlStore implements ControlStore {
@@ -174,6 +175,20 @@ export class KyselyControlStore implements ControlStore {
     this.findTwoFactorSession = twoFactor.findTwoFactorSession.bind(twoFactor);
     this.findCertificateSession = twoFactor.findCertificateSession.bind(twoFactor);
     this.deleteTwoFactorSessions = twoFactor.deleteTwoFactorSessions.bind(twoFactor);
+    const fleet = new FleetRecords(db, options.dialect, this.runBatch, options.fleetClock);
+    this.acquireLease = fleet.acquireLease.bind(fleet);
+    this.renewLease = fleet.renewLease.bind(fleet);
+    this.getHost = fleet.getHost.bind(fleet);
+    this.listHosts = fleet.listHosts.bind(fleet);
+    this.drainHost = fleet.drainHost.bind(fleet);
+    this.activateHost = fleet.activateHost.bind(fleet);
+    this.retireHost = fleet.retireHost.bind(fleet);
+    this.placeTenant = fleet.placeTenant.bind(fleet);
+    this.getPlacement = fleet.getPlacement.bind(fleet);
+    this.listPlacements = fleet.listPlacements.bind(fleet);
+    this.movePlacement = fleet.movePlacement.bind(fleet);
+    this.reclaimPlacements = fleet.reclaimPlacements.bind(fleet);
+    this.tenantsToReplace = fleet.tenantsToReplace.bind(fleet);
   }
 
   private readonly runBatch: BatchRunner;
@@ -255,7 +270,7 @@ export class KyselyControlStore implements ControlStore {
     if (deleted === 0) throw tenantNotFound(id);
   }
 
-  // ── databases and placements ─────────────────────────────────────────────
+  // ── databases ────────────────────────────────────────────────────────────
 
   async createDatabase(tenant: string, name: string): Promise<DatabaseRecord> {
     const valid = databaseName(name);
@@ -295,33 +310,6 @@ export class KyselyControlStore implements ControlStore {
     if (Number(deleted.numDeletedRows) === 0) {
       throw new RookeryError('DatabaseNotFound', `Tenant "${tenant}" has no database named "${name}".`);
     }
-  }
-
-  async setPlacement(tenant: string, hostId: string): Promise<Placement> {
-    const host = parse(HostIdSchema, hostId, 'host id');
-    const row = { tenant_id: tenant, host_id: host, updated_at: this.now() };
-    try {
-      await this.db
-        .insertInto('placements')
-        .values(row)
-        .onConflict((oc) =>
-          oc.column('tenant_id').doUpdateSet({ host_id: row.host_id, updated_at: row.updated_at }),
-        )
-        .execute();
-    } catch (error) {
-      if (brokenConstraint(error) === 'foreign-key') throw tenantNotFound(tenant);
-      throw error;
-    }
-    return { tenantId: tenant, hostId: host, updatedAt: row.updated_at };
-  }
-
-  async getPlacement(tenant: string): Promise<Placement | null> {
-    const row = await this.db
-      .selectFrom('placements')
-      .selectAll()
-      .where('tenant_id', '=', tenant)
-      .executeTakeFirst();
-    return row ? { tenantId: row.tenant_id, hostId: row.host_id, updatedAt: row.updated_at } : null;
   }
 
   // ── principals ───────────────────────────────────────────────────────────
@@ -503,6 +491,22 @@ export class KyselyControlStore implements ControlStore {
   readonly findTwoFactorSession: TwoFactorRecords['findTwoFactorSession'];
   readonly findCertificateSession: TwoFactorRecords['findCertificateSession'];
   readonly deleteTwoFactorSessions: TwoFactorRecords['deleteTwoFactorSessions'];
+
+  // ── hosts' leases and tenants' placements (fleet.ts) ─────────────────────
+
+  readonly acquireLease: FleetRecords['acquireLease'];
+  readonly renewLease: FleetRecords['renewLease'];
+  readonly getHost: FleetRecords['getHost'];
+  readonly listHosts: FleetRecords['listHosts'];
+  readonly drainHost: FleetRecords['drainHost'];
+  readonly activateHost: FleetRecords['activateHost'];
+  readonly retireHost: FleetRecords['retireHost'];
+  readonly placeTenant: FleetRecords['placeTenant'];
+  readonly getPlacement: FleetRecords['getPlacement'];
+  readonly listPlacements: FleetRecords['listPlacements'];
+  readonly movePlacement: FleetRecords['movePlacement'];
+  readonly reclaimPlacements: FleetRecords['reclaimPlacements'];
+  readonly tenantsToReplace: FleetRecords['tenantsToReplace'];
 
   // ── usage ────────────────────────────────────────────────────────────────
 

@@ -134,6 +134,34 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
         .execute();
     },
   },
+  // The fleet: hosts hold leases with epochs, placements carry epochs (fleet.ts).
+  // Placements made before (never routed on) get epoch 1 and host epoch 0, which
+  // no lease has: the reaper re-places them once their host is past the grace.
+  '0003_fleet': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('hosts')
+        .addColumn('host_id', 'text', (c) => c.primaryKey())
+        .addColumn('address', 'text', (c) => c.notNull())
+        .addColumn('capacity', 'bigint', (c) => c.notNull())
+        .addColumn('epoch', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('acquired_at', 'bigint', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .execute();
+      // SQLite adds one column per ALTER TABLE.
+      await db.schema
+        .alterTable('placements')
+        .addColumn('epoch', 'bigint', (c) => c.notNull().defaultTo(1))
+        .execute();
+      await db.schema
+        .alterTable('placements')
+        .addColumn('host_epoch', 'bigint', (c) => c.notNull().defaultTo(0))
+        .execute();
+      // A host's load is counted on every placement.
+      await db.schema.createIndex('placements_host').on('placements').columns(['host_id']).execute();
+    },
+  },
 };
 
 class InCodeMigrations implements MigrationProvider {

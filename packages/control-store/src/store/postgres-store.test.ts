@@ -1,6 +1,7 @@
 import { type PostgresServer, startPostgres } from '@rookery/testkit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FleetStoreFactory, fleetDatabaseClockContract, fleetStoreContract } from './fleet.contract.js';
 import { MIGRATIONS } from './migrations.js';
 import { openPostgresControlStore } from './postgres.js';
 import { controlStoreContract } from './store.contract.js';
@@ -24,6 +25,19 @@ describe('PostgreSQL control store: the contract', () => {
       cleanup: drop,
     };
   });
+});
+
+describe('PostgreSQL control store: the fleet', () => {
+  const fleetFactory: FleetStoreFactory = async (fleetClock) => {
+    const { url, drop } = await server.freshDatabase('control');
+    return {
+      store: await openPostgresControlStore(url, { fleetClock }),
+      openAnother: () => openPostgresControlStore(url, { fleetClock }),
+      cleanup: drop,
+    };
+  };
+  fleetStoreContract(fleetFactory);
+  fleetDatabaseClockContract(fleetFactory);
 });
 
 describe('PostgreSQL control store: the server', () => {

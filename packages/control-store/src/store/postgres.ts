@@ -4,6 +4,7 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { ControlStore } from './control-store.js';
+import type { FleetClock } from './fleet.js';
 import { KyselyControlStore } from './kysely-store.js';
 import { migrateToLatest } from './migrations.js';
 import type { ControlSchema } from './schema.js';
@@ -13,6 +14,8 @@ export interface PostgresControlStoreOptions {
   maxConnections?: number;
   /** An idle pooled connection failed (e.g. the server restarted); the pool replaces it. */
   onIdleError?: (error: Error) => void;
+  /** Tests only: the fleet's leases read this clock instead of the database's (fleet.ts says why). */
+  fleetClock?: FleetClock;
 }
 
 const INT8 = pg.types.builtins.INT8;
@@ -49,7 +52,7 @@ export async function openPostgresControlStore(
     await db.destroy();
     throw error;
   }
-  return new KyselyControlStore(db, { dialect: 'postgres' });
+  return new KyselyControlStore(db, { dialect: 'postgres', fleetClock: options.fleetClock });
 }
 
 /** host:port/database of a connection string, never its password. */

@@ -21,7 +21,23 @@ export interface DatabasesTable {
 export interface PlacementsTable {
   tenant_id: string;
   host_id: string;
+  /** The tenant's placement epoch (fleet-store.ts, Placement.epoch). */
+  epoch: number;
+  /** The host's lease epoch the placement belongs to. */
+  host_epoch: number;
   updated_at: number;
+}
+
+/** Hosts and their leases; every time here is on the database's clock (fleet.ts). */
+export interface HostsTable {
+  host_id: string;
+  address: string;
+  capacity: number;
+  epoch: number;
+  expires_at: number;
+  acquired_at: number;
+  /** A HostState: active, draining or retired. */
+  state: string;
 }
 
 export interface PrincipalsTable {
@@ -85,6 +101,7 @@ export interface ControlSchema {
   tenants: TenantsTable;
   databases: DatabasesTable;
   placements: PlacementsTable;
+  hosts: HostsTable;
   principals: PrincipalsTable;
   certificates: CertificatesTable;
   totp_secrets: TotpSecretsTable;

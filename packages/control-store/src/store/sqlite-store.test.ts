@@ -3,6 +3,7 @@ import path from 'node:path';
 import { makeTempDir, spawnTs, waitForExit } from '@rookery/testkit';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { type FleetStoreFactory, fleetDatabaseClockContract, fleetStoreContract } from './fleet.contract.js';
 import { KyselyControlStore } from './kysely-store.js';
 import { openSqliteControlStore } from './sqlite.js';
 import { controlStoreContract } from './store.contract.js';
@@ -19,6 +20,20 @@ describe('SQLite control store: the contract', () => {
       cleanup: async () => cleanup(),
     };
   });
+});
+
+describe('SQLite control store: the fleet', () => {
+  const fleetFactory: FleetStoreFactory = async (fleetClock) => {
+    const { dir, cleanup } = makeTempDir('rookery-control-');
+    const file = path.join(dir, 'control.db');
+    return {
+      store: await openSqliteControlStore(file, { fleetClock }),
+      openAnother: () => openSqliteControlStore(file, { fleetClock }),
+      cleanup: async () => cleanup(),
+    };
+  };
+  fleetStoreContract(fleetFactory);
+  fleetDatabaseClockContract(fleetFactory);
 });
 
 describe('SQLite control store: the file', () => {

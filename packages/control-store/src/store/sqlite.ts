@@ -8,6 +8,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import type { ControlStore } from './control-store.js';
+import type { FleetClock } from './fleet.js';
 import { type BatchRunner, KyselyControlStore } from './kysely-store.js';
 import { MIGRATIONS, migrateToLatest } from './migrations.js';
 import type { ControlSchema } from './schema.js';
@@ -15,6 +16,8 @@ import type { ControlSchema } from './schema.js';
 export interface SqliteControlStoreOptions {
   /** How long a writer waits for another process's write lock before failing (ms). Default 10 s. */
   busyTimeoutMs?: number;
+  /** Tests only: the fleet's leases read this clock instead of the database's (fleet.ts says why). */
+  fleetClock?: FleetClock;
 }
 
 /** Opens in progress in this process, per file: the migration of a file is awaited, not busy-waited. */
@@ -61,7 +64,7 @@ export async function openSqliteControlStore(
     // IMMEDIATE: take the write lock up front (waiting on busy_timeout), never upgrade a read lock.
     return run.immediate();
   };
-  return new KyselyControlStore(db, { dialect: 'sqlite', runBatch });
+  return new KyselyControlStore(db, { dialect: 'sqlite', runBatch, fleetClock: options.fleetClock });
 }
 
 function isCurrent(sqlite: Database.Database): boolean {

@@ -160,7 +160,8 @@ export function controlStoreContract(factory: StoreFactory): void {
       const admin = await tenantWithAdmin('acme');
       const other = await tenantWithAdmin('other');
       await store.createDatabase('acme', 'shop');
-      await store.setPlacement('acme', 'host-1');
+      await store.acquireLease('host-1', 'https://host-1.internal:8443', 10, 60_000);
+      await store.placeTenant('acme');
       await store.setTotpSecret(admin.id, 'sealed');
       await store.claimTotpStep(admin.id, 5);
       const cert = certificate(admin.id);
@@ -192,7 +193,7 @@ export function controlStoreContract(factory: StoreFactory): void {
     });
   });
 
-  describe('databases and placements', () => {
+  describe('databases', () => {
     it('creates, lists (by name, case kept) and deletes databases, names compared case-insensitively', async () => {
       await store.createTenant({ id: 'acme', name: 'Acme' });
       await store.createTenant({ id: 'other', name: 'Other' });
@@ -219,19 +220,6 @@ export function controlStoreContract(factory: StoreFactory): void {
       }
       expect((await failure(store.createDatabase('nobody', 'shop'))).code).toBe('TenantNotFound');
       expect(await store.listDatabases('nobody')).toEqual([]);
-    });
-
-    it('sets, moves and reads a placement', async () => {
-      await store.createTenant({ id: 'acme', name: 'Acme' });
-      expect(await store.getPlacement('acme')).toBeNull();
-      expect(await store.setPlacement('acme', 'host-1')).toMatchObject({
-        tenantId: 'acme',
-        hostId: 'host-1',
-      });
-      await store.setPlacement('acme', 'host-2');
-      expect(await store.getPlacement('acme')).toMatchObject({ tenantId: 'acme', hostId: 'host-2' });
-      expect((await failure(store.setPlacement('nobody', 'host-1'))).code).toBe('TenantNotFound');
-      expect((await failure(store.setPlacement('acme', ''))).code).toBe('InvalidRequest');
     });
   });
 

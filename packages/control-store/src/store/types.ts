@@ -63,13 +63,6 @@ export interface DatabaseRecord {
   createdAt: number;
 }
 
-/** Which host runs a tenant's container. */
-export interface Placement {
-  tenantId: string;
-  hostId: string;
-  updatedAt: number;
-}
-
 export interface RevokedCertificate {
   serial: string;
   thumbprint: string;
