@@ -3,13 +3,17 @@
 // demand) and the gateway (HTTPS with client certificates, the only public
 // endpoint), both reading a SQLite control plane — create a first tenant,
 // its admin certificate and a `demo` database, and print how to connect.
+// First: re-runs this script under Node 24 (fetched into .tools/) when the system node is older.
+import './lib/node-runtime.mjs';
 import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import { ensureDependencies, root, runPnpm, step } from './lib/bootstrap.mjs';
+import { ensureNativeModulesMatchNode } from './lib/node-runtime.mjs';
 import { readOrCreateSecret, spawnService } from './lib/services.mjs';
 
 ensureDependencies();
+ensureNativeModulesMatchNode(runPnpm);
 step('Building');
 runPnpm(['exec', 'turbo', 'run', 'build', '--output-logs=errors-only']);
 
