@@ -117,7 +117,9 @@ describe('sealed backup files', () => {
     );
     expect(brotliSealed[5]).toBe(1);
     const opened = await open(brotliSealed, { key: deriveBackupKey(Buffer.alloc(32, 7), 'acme') });
-    expect(opened.toString()).toBe('{"Name":"Ada Lovelace","@metadata":{"@collection":"Users"}}\n'.repeat(50));
+    expect(opened.toString()).toBe(
+      '{"Name":"Ada Lovelace","@metadata":{"@collection":"Users"}}\n'.repeat(50),
+    );
   });
 
   it('refuses a header naming a codec it does not know', async () => {

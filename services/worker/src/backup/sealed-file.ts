@@ -37,7 +37,10 @@ const MAX_SEALED_CHUNK_BYTES = CHUNK_BYTES + (64 << 10);
 const COMPRESSIONS_IN_FLIGHT = 2;
 
 const zstdCompress = promisify(zlib.zstdCompress);
-const DECOMPRESS: Record<number, (compressed: Buffer, options: { maxOutputLength: number }) => Promise<Buffer>> = {
+const DECOMPRESS: Record<
+  number,
+  (compressed: Buffer, options: { maxOutputLength: number }) => Promise<Buffer>
+> = {
   [CODEC_BROTLI]: promisify(zlib.brotliDecompress),
   [CODEC_ZSTD]: promisify(zlib.zstdDecompress),
 };
