@@ -3,11 +3,14 @@
 // demand) and the gateway (HTTPS with client certificates, the only public
 // endpoint), both reading a SQLite control plane — create a first tenant,
 // its admin certificate and a `demo` database, and print how to connect.
+// First: re-runs this script under Node 24 (fetched into .tools/) when the system node is older.
+import './lib/node-runtime.mjs';
 import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import { ensureDependencies, root, runPnpm, step } from './lib/bootstrap.mjs';
 import { describePortInUse, firstPortInUse } from './lib/ports.mjs';
+import { ensureNativeModulesMatchNode } from './lib/node-runtime.mjs';
 import { readOrCreateSecret, spawnService } from './lib/services.mjs';
 
 const dataDir = path.resolve(process.env.ROOKERY_DATA ?? path.join(root, '.rookery', 'data'));
@@ -44,6 +47,7 @@ if (clash !== null) {
 }
 
 ensureDependencies();
+ensureNativeModulesMatchNode(runPnpm);
 step('Building');
 runPnpm(['exec', 'turbo', 'run', 'build', '--output-logs=errors-only']);
 

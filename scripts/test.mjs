@@ -1,5 +1,7 @@
 // `npm test` (and .ci/run): install what is missing, then lint, type-check,
 // build and run every package's tests. Ends with one "N passed, N failed" line.
+// First: re-runs this script under Node 24 (fetched into .tools/) when the system node is older.
+import './lib/node-runtime.mjs';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import {
@@ -10,12 +12,14 @@ import {
   step,
   workspaceDirectories,
 } from './lib/bootstrap.mjs';
+import { ensureNativeModulesMatchNode } from './lib/node-runtime.mjs';
 import { findGo } from './lib/tools.mjs';
 
 const REPORT = '.vitest-report.json';
 const reports = () => workspaceDirectories().map((dir) => path.join(root, dir, REPORT));
 
 ensureDependencies();
+ensureNativeModulesMatchNode(runPnpm);
 ensurePostgres();
 step('Lint (Biome)');
 runPnpm(['exec', 'biome', 'check', '.']);

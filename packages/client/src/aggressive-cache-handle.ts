@@ -1,9 +1,5 @@
 // What aggressivelyCacheFor() returns: call dispose() (or let `using` do it) to end that period.
 
-/** Symbol.dispose where the runtime has it (Node 20.4+), else the registered symbol `using` looks for. */
-const disposeSymbol: typeof Symbol.dispose =
-  Symbol.dispose ?? (Symbol.for('nodejs.dispose') as typeof Symbol.dispose);
-
 export interface AggressiveCacheHandle extends Disposable {
   dispose(): void;
   /**
@@ -20,5 +16,5 @@ export function disposable(onDispose: () => void, ready: () => Promise<void>): A
     disposed = true;
     onDispose();
   };
-  return { dispose, [disposeSymbol]: dispose, ensureSubscribedNow: ready };
+  return { dispose, [Symbol.dispose]: dispose, ensureSubscribedNow: ready };
 }

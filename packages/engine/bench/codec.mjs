@@ -1,6 +1,6 @@
 import zlib from 'node:zlib';
 
-// pnpm bench:codec — compares Node 20 zlib codecs on generated package documents
+// pnpm bench:codec — compares node:zlib codecs (zstd since Node 24) on generated package documents
 // (2,000 per size): compression ratio and µs per document, one JSON line each.
 const words =
   'alpha beta gamma delta package grid jquery yui debug ravendb logging json http client server async test mock data'.split(
@@ -49,12 +49,24 @@ for (const size of [1024, 4096, 16384]) {
       }),
     'deflate-1': (b) => zlib.deflateRawSync(b, { level: 1 }),
     'deflate-6': (b) => zlib.deflateRawSync(b, { level: 6 }),
+    'zstd-1': (b) =>
+      zlib.zstdCompressSync(b, {
+        params: { [zlib.constants.ZSTD_c_compressionLevel]: 1 },
+        pledgedSrcSize: b.length,
+      }),
+    'zstd-3': (b) =>
+      zlib.zstdCompressSync(b, {
+        params: { [zlib.constants.ZSTD_c_compressionLevel]: 3 },
+        pledgedSrcSize: b.length,
+      }),
   };
   const dec = {
     'brotli-q1': zlib.brotliDecompressSync,
     'brotli-q4': zlib.brotliDecompressSync,
     'deflate-1': zlib.inflateRawSync,
     'deflate-6': zlib.inflateRawSync,
+    'zstd-1': zlib.zstdDecompressSync,
+    'zstd-3': zlib.zstdDecompressSync,
   };
   for (const [name, f] of Object.entries(codecs)) {
     let t = process.hrtime.bigint();

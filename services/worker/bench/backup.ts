@@ -1,4 +1,4 @@
-// pnpm bench:backup [--documents N] [--rounds N] [--quality Q] — how fast a backup reads a
+// pnpm bench:backup [--documents N] [--rounds N] [--level L] — how fast a backup reads a
 // database's mirror (compressing, encrypting and writing as it goes) and how fast a restore turns
 // the backup back into a database.
 //
@@ -8,7 +8,7 @@
 // and restores of them into a fresh database; medians are reported:
 //
 // - backup_mb_per_s: mirror bytes read per second of a full backup (snapshot + segments);
-// - backup_stored_ratio: bytes stored / bytes read (brotli at `--quality`, AES-256-GCM);
+// - backup_stored_ratio: bytes stored / bytes read (zstd at `--level`, AES-256-GCM);
 // - restore_mb_per_s: mirror bytes restored per second (verify, decrypt, decompress, replay).
 //
 // `measureBackup(mirrorDirectory)` runs the same measurement on any mirrored database: the mirror
@@ -42,7 +42,7 @@ export interface BackupMeasurement {
  */
 export async function measureBackup(
   mirrorDirectory: string,
-  options: { rounds?: number; quality?: number } = {},
+  options: { rounds?: number; level?: number } = {},
 ): Promise<BackupMeasurement> {
   const rounds = options.rounds ?? 3;
   const key = deriveBackupKey(randomBytes(32), 'bench');
@@ -62,7 +62,7 @@ export async function measureBackup(
         mirrorDirectory,
         storage,
         key,
-        settings: { compressionQuality: options.quality ?? 4 },
+        settings: { compressionLevel: options.level ?? 3 },
       });
       const backupSeconds = (performance.now() - started) / 1000;
       mirrorBytes = made.bytesRead;
@@ -100,7 +100,7 @@ async function main(): Promise<void> {
   };
   const documents = Number(arg('documents', '60000'));
   const rounds = Number(arg('rounds', '3'));
-  const quality = Number(arg('quality', '4'));
+  const level = Number(arg('level', '3'));
   const tmp = makeTempDir('rookery-bench-mirror-');
   try {
     const mirrorDirectory = path.join(tmp.dir, 'mirror', 'bench', 'bench');
@@ -120,13 +120,13 @@ async function main(): Promise<void> {
     }
     if (batch.length > 0) await db.insertMany(batch);
     await db.close();
-    const measured = await measureBackup(mirrorDirectory, { rounds, quality });
+    const measured = await measureBackup(mirrorDirectory, { rounds, level });
     process.stdout.write(
       `${JSON.stringify({
         bench: 'backup',
         documents,
         rounds,
-        compression_quality: quality,
+        compression_level: level,
         docs_db_mb: round2(fs.statSync(path.join(tmp.dir, 'local', 'docs.db')).size / 1e6),
         ...measured,
       })}\n`,

@@ -42,8 +42,8 @@ export const WorkerConfigSchema = z
     /** Jobs of each type one tenant may have running at once, across every worker. */
     perTenantConcurrency: count(1, 64).default(1),
     pollMs: count(10, 60_000).default(1_000),
-    /** brotli quality of backups (0–11): 4 compresses well at a few tens of MB/s per core. */
-    compressionQuality: count(0, 11).default(4),
+    /** zstd level of backups (1–19); 3 is zstd's own default. */
+    compressionLevel: count(1, 19).default(3),
     /** Cap on how fast one backup reads the mirror (MB/s; 0: none). */
     backupMaxMbPerSecond: z.coerce.number().min(0).default(0),
     /** Incremental backups after a full one before the next is made full. */
@@ -90,7 +90,7 @@ const ENV_NAMES: Record<keyof WorkerConfigInput, string> = {
   concurrency: 'ROOKERY_WORKER_CONCURRENCY',
   perTenantConcurrency: 'ROOKERY_WORKER_TENANT_CONCURRENCY',
   pollMs: 'ROOKERY_WORKER_POLL_MS',
-  compressionQuality: 'ROOKERY_BACKUP_COMPRESSION_QUALITY',
+  compressionLevel: 'ROOKERY_BACKUP_COMPRESSION_LEVEL',
   backupMaxMbPerSecond: 'ROOKERY_BACKUP_MAX_MB_PER_S',
   maxChainLength: 'ROOKERY_BACKUP_MAX_CHAIN',
   backupEveryMinutes: 'ROOKERY_BACKUP_EVERY_MINUTES',

@@ -81,7 +81,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           masterKey: options.masterKey,
           metrics,
           settings: {
-            compressionQuality: config.compressionQuality,
+            compressionLevel: config.compressionLevel,
             readBytesPerSecond: config.backupMaxMbPerSecond * 1e6,
             maxChainLength: config.maxChainLength,
           },

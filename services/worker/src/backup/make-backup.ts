@@ -36,8 +36,8 @@ import { CHUNK_BYTES, sealFile } from './sealed-file.js';
 const RUN_BYTES = 4 << 20;
 
 export interface BackupSettings {
-  /** brotli quality, 0–11. */
-  compressionQuality: number;
+  /** zstd level, 1–19. */
+  compressionLevel: number;
   /** Cap on reading the mirror, bytes per second (0: none). */
   readBytesPerSecond: number;
   /** Incremental backups after a full one before the next backup is made full. */
@@ -45,7 +45,7 @@ export interface BackupSettings {
 }
 
 export const DEFAULT_BACKUP_SETTINGS: BackupSettings = {
-  compressionQuality: 4,
+  compressionLevel: 3,
   readBytesPerSecond: 0,
   maxChainLength: 30,
 };
@@ -273,7 +273,7 @@ class BackupWriter {
       afterTxid: chain.afterTxid,
       position: this.lastWritten ?? { txid: chain.afterTxid, committedAt: null },
       stoppedBy: stoppedBy === 'gap' ? 'gap' : 'end',
-      compression: 'brotli',
+      compression: 'zstd',
       encryption: { algorithm: 'AES-256-GCM', keyVersion: this.request.key.version, chunkBytes: CHUNK_BYTES },
       files: this.files,
     };
@@ -326,7 +326,7 @@ class BackupWriter {
     const sealed = sealFile(plaintext, {
       key: this.request.key,
       place: `${this.id}/${name}`,
-      quality: this.settings.compressionQuality,
+      level: this.settings.compressionLevel,
     });
     const progress = this.progress;
     async function* counted(): AsyncGenerator<Buffer> {

@@ -48,7 +48,8 @@ export const BackupManifestSchema = z
     position: z.object({ txid: TxidSchema, committedAt: z.number().int().min(0).nullable() }).strict(),
     /** `gap`: the mirror lacked the transaction after `position` although later ones existed (reported, not hidden). */
     stoppedBy: z.enum(['end', 'gap']),
-    compression: z.literal('brotli'),
+    /** What the files were compressed with (their headers say it too); brotli: made before Node 24. */
+    compression: z.enum(['zstd', 'brotli']),
     encryption: z
       .object({
         algorithm: z.literal('AES-256-GCM'),

@@ -17,7 +17,7 @@ async function* pieces(data: Buffer, sizes: number[]): AsyncGenerator<Buffer> {
 }
 
 async function seal(data: Buffer, sizes: number[] = []) {
-  const sealed = sealFile(pieces(data, sizes), { key, place, quality: 1 });
+  const sealed = sealFile(pieces(data, sizes), { key, place, level: 1 });
   const chunks: Buffer[] = [];
   for await (const piece of sealed.stream) chunks.push(piece);
   return { stored: Buffer.concat(chunks), summary: sealed.summary };
@@ -98,5 +98,34 @@ describe('sealed backup files', () => {
     ).rejects.toMatchObject({
       code: 'BackupCorrupt',
     });
+  });
+
+  it('compresses with zstd: codec 2 in the header', async () => {
+    const data = Buffer.from('{"Name":"Ada Lovelace","@metadata":{"@collection":"Users"}}\n'.repeat(20_000));
+    const { stored } = await seal(data);
+    expect(stored[5]).toBe(2);
+    // GCM adds nothing to the length: the first chunk's ciphertext is the compressed 1 MiB.
+    expect(stored.readUInt32BE(40)).toBeLessThan(CHUNK_BYTES / 20);
+    expect((await open(stored)).equals(data)).toBe(true);
+  });
+
+  it('still opens files sealed with brotli (codec 1), as backups made before zstd are', async () => {
+    // Sealed by the brotli version of sealFile (quality 4) with this key and `place`.
+    const brotliSealed = Buffer.from(
+      'UktCSwEBAACuNUlFYlDxI08Lfqgl9CgG68kg2Xr3hi9SRb7Y/0bhtAAAAEGwOkhl2sTFZiFAg3w/bcnanpO4WvHuFMQx6i3HtSHSlEPpqwN6ISyUHZsIRBajYi+2XE6YfzT/tQBXTsdZncU2jTmguiV4Zk87Ej4//5oMj/Q=',
+      'base64',
+    );
+    expect(brotliSealed[5]).toBe(1);
+    const opened = await open(brotliSealed, { key: deriveBackupKey(Buffer.alloc(32, 7), 'acme') });
+    expect(opened.toString()).toBe(
+      '{"Name":"Ada Lovelace","@metadata":{"@collection":"Users"}}\n'.repeat(50),
+    );
+  });
+
+  it('refuses a header naming a codec it does not know', async () => {
+    const { stored } = await seal(Buffer.from('hello'));
+    const unknown = Buffer.from(stored);
+    unknown[5] = 9;
+    await expect(open(unknown)).rejects.toMatchObject({ code: 'BackupCorrupt' });
   });
 });

@@ -10,8 +10,9 @@
 // its backup ("<backup id>/<file name>"): chunks cannot be reordered, dropped from the end, moved
 // from another file or backup, or the header changed, without the tag failing.
 //
-// Compression is brotli from node:zlib: Node 20 has no zstd (it arrived in 22.15), and brotli at a
-// low quality is what the engine already uses for document bodies. It runs on libuv's thread pool,
+// Compression is zstd from node:zlib (codec 2), built for this job: fast at ratios brotli reaches
+// only at slower qualities (`pnpm bench:backup` measures it). Files written before Rookery ran on
+// Node 24 (zstd arrived in 22.15; Node 20 had none) are brotli (codec 1) and still open. It runs on libuv's thread pool,
 // two chunks at a time, so compression overlaps reading and writing.
 import { createCipheriv, createDecipheriv, createHash, type Hash, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -23,18 +24,26 @@ import { ByteReader } from './byte-reader.js';
 
 const MAGIC = Buffer.from('RKBK', 'ascii');
 const FORMAT_VERSION = 1;
+/** Read only: what backups were compressed with before zstd. */
 const CODEC_BROTLI = 1;
+const CODEC_ZSTD = 2;
 const HEADER_BYTES = 40;
 const SALT_BYTES = 32;
 const TAG_BYTES = 16;
 /** Plaintext per chunk before compression. */
 export const CHUNK_BYTES = 1 << 20;
-/** A chunk's ciphertext can be larger than its plaintext only by brotli's small overhead. */
+/** A chunk's ciphertext can be larger than its plaintext only by the codec's small overhead. */
 const MAX_SEALED_CHUNK_BYTES = CHUNK_BYTES + (64 << 10);
 const COMPRESSIONS_IN_FLIGHT = 2;
 
-const brotliCompress = promisify(zlib.brotliCompress);
-const brotliDecompress = promisify(zlib.brotliDecompress);
+const zstdCompress = promisify(zlib.zstdCompress);
+const DECOMPRESS: Record<
+  number,
+  (compressed: Buffer, options: { maxOutputLength: number }) => Promise<Buffer>
+> = {
+  [CODEC_BROTLI]: promisify(zlib.brotliDecompress),
+  [CODEC_ZSTD]: promisify(zlib.zstdDecompress),
+};
 
 /** What a sealed file's manifest entry records, from both sides of the seal. */
 export interface SealedFileSummary {
@@ -49,8 +58,8 @@ export interface SealOptions {
   key: BackupKey;
   /** `<backup id>/<file name>`: where the file belongs; opening it anywhere else fails. */
   place: string;
-  /** brotli quality, 0–11. */
-  quality: number;
+  /** zstd level, 1–19. */
+  level: number;
 }
 
 /**
@@ -71,14 +80,14 @@ export function sealFile(
   const plainHash = createHash('sha256');
   const storedHash = createHash('sha256');
   const salt = randomBytes(SALT_BYTES);
-  const header = Buffer.concat([MAGIC, Buffer.from([FORMAT_VERSION, CODEC_BROTLI, 0, 0]), salt]);
+  const header = Buffer.concat([MAGIC, Buffer.from([FORMAT_VERSION, CODEC_ZSTD, 0, 0]), salt]);
   const key = fileKey(options.key, salt);
   const compress = (chunk: Buffer) =>
-    brotliCompress(chunk, {
+    zstdCompress(chunk, {
       params: {
-        [zlib.constants.BROTLI_PARAM_QUALITY]: options.quality,
-        [zlib.constants.BROTLI_PARAM_SIZE_HINT]: chunk.length,
+        [zlib.constants.ZSTD_c_compressionLevel]: options.level,
       },
+      pledgedSrcSize: chunk.length,
     });
 
   const out = (bytes: Buffer): Buffer => {
@@ -148,10 +157,11 @@ export async function* openFile(source: AsyncIterable<Buffer>, options: OpenOpti
       header.length < HEADER_BYTES ||
       !header.subarray(0, 4).equals(MAGIC) ||
       header[4] !== FORMAT_VERSION ||
-      header[5] !== CODEC_BROTLI
+      DECOMPRESS[header[5]!] === undefined
     ) {
       throw corrupt(options, 'its header is not a Rookery backup file header');
     }
+    const decompress = DECOMPRESS[header[5]!]!;
     const key = fileKey(options.key, header.subarray(8, HEADER_BYTES));
     for (let index = 0; ; index++) {
       const lengthBytes = await reader.read(4);
@@ -163,7 +173,7 @@ export async function* openFile(source: AsyncIterable<Buffer>, options: OpenOpti
       const final = await reader.atEnd();
       const compressed = decrypt(key, header, index, final, sealed, length, options);
       try {
-        yield await brotliDecompress(compressed, { maxOutputLength: CHUNK_BYTES });
+        yield await decompress(compressed, { maxOutputLength: CHUNK_BYTES });
       } catch (error) {
         throw corrupt(options, `chunk ${index} does not decompress (${(error as Error).message})`);
       }
