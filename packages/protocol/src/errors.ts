@@ -83,7 +83,7 @@ export const ErrorCodes = {
   TenantNotPlaced: 404,
   /** The target host is draining, retired, full or without a live lease. */
   HostUnavailable: 409,
-  /** Only a host with no tenants placed on it can be retired. */
+  /** Only a drained host with no tenants placed on it can be retired. */
   HostNotEmpty: 409,
   /** No active host with a live lease has room for another tenant. */
   NoHostAvailable: 503,

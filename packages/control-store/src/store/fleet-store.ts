@@ -103,7 +103,7 @@ export interface FleetStore {
   drainHost(hostId: string): Promise<HostRecord>;
   /** Back to taking tenants (after a drain, e.g. once upgraded). */
   activateHost(hostId: string): Promise<HostRecord>;
-  /** Out of the fleet (and of the reaper's count); only an empty host can be retired (HostNotEmpty). */
+  /** Out of the fleet (and of the reaper's count); only a drained host with no tenants left can be retired (HostNotEmpty). */
   retireHost(hostId: string): Promise<HostRecord>;
 
   /**

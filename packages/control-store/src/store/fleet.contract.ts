@@ -112,11 +112,25 @@ export function fleetStoreContract(factory: FleetStoreFactory): void {
         ['h1', address('h1'), 1.5, TTL],
         ['h1', address('h1'), 1, 99],
         ['h1', address('h1'), 1, 3_600_001],
+        ['h'.repeat(201), address('h1'), 1, TTL],
+        ['h1', `https://h1.internal/${'p'.repeat(2048)}`, 1, TTL],
+        ['h1', address('h1'), Number.NaN, TTL],
       ];
       for (const [host, url, capacity, ttl] of bad) {
         expect((await failure(store.acquireLease(host, url, capacity, ttl))).code).toBe('InvalidRequest');
       }
       expect(await store.listHosts()).toEqual([]);
+      await store.acquireLease('h1', address('h1'), 1, TTL);
+      await tenants('a');
+      await store.placeTenant('a');
+      expect((await failure(store.renewLease('h1', -1, TTL))).code).toBe('InvalidRequest');
+      expect((await failure(store.movePlacement('a', 0.5, 'h1'))).code).toBe('InvalidRequest');
+      expect((await failure(store.reclaimPlacements('h1', Number.POSITIVE_INFINITY))).code).toBe(
+        'InvalidRequest',
+      );
+      expect((await failure(store.tenantsToReplace(-1))).code).toBe('InvalidRequest');
+      expect((await failure(store.getPlacement('x'.repeat(201)))).code).toBe('InvalidRequest');
+      expect(await store.getPlacement('a')).toMatchObject({ hostId: 'h1', epoch: 1 });
     });
   });
 
@@ -173,6 +187,7 @@ export function fleetStoreContract(factory: FleetStoreFactory): void {
       await hosts(10, 'drained', 'expired', 'live');
       await store.acquireLease('empty', address('empty'), 10, TTL);
       await store.drainHost('drained');
+      await store.drainHost('empty');
       await store.retireHost('empty');
       now += TTL - 1;
       await store.renewLease('live', 1, TTL);
@@ -267,11 +282,17 @@ export function fleetStoreContract(factory: FleetStoreFactory): void {
       const a = await store.placeTenant('a');
       const from = a.hostId;
       const to = from === 'h1' ? 'h2' : 'h1';
+      // Active, even once empty: a placement racing the retirement could land after its check.
+      const active = await failure(store.retireHost(to));
+      expect(active.code).toBe('HostNotEmpty');
+      expect(active.message).toMatch(/is active: drain it first/);
+      await store.drainHost(from);
       const refused = await failure(store.retireHost(from));
       expect(refused.code).toBe('HostNotEmpty');
       expect(refused.message).toMatch(/1 tenant/);
       await store.movePlacement('a', a.epoch, to);
       expect(await store.retireHost(from)).toMatchObject({ state: 'retired', placements: 0 });
+      expect(await store.getHost(to)).toMatchObject({ state: 'active' });
       // A restart does not bring a retired host back; an operator does.
       await store.acquireLease(from, address(from), 10, TTL);
       expect((await store.getHost(from))?.state).toBe('retired');
@@ -338,6 +359,7 @@ export function fleetStoreContract(factory: FleetStoreFactory): void {
 
       await store.movePlacement('t', 1, 'c');
       await store.acquireLease('d', address('d'), 10, TTL); // d's tenants: none; d stays live
+      await store.drainHost('d');
       await store.retireHost('d'); // a retired host no longer counts: now 2 of 3 expired
       const most = await store.tenantsToReplace(0);
       expect(most.replace).toEqual([]);

@@ -210,16 +210,25 @@ export class FleetRecords implements FleetStore {
 
   async retireHost(hostId: string): Promise<HostRecord> {
     const host = parse(HostIdSchema, hostId, 'host id');
+    // Only from draining: placements land on active hosts only, and a drain takes
+    // the host row's lock as they do, so none can slip in after the emptiness check.
     const result = await this.db
       .updateTable('hosts')
       .set({ state: 'retired' })
       .where('host_id', '=', host)
+      .where('state', '<>', 'active')
       .where(({ not, exists, selectFrom }) =>
         not(exists(selectFrom('placements').select('tenant_id').where('host_id', '=', host))),
       )
       .executeTakeFirst();
     const now = await this.getHost(host);
     if (!now) throw hostNotFound(host);
+    if (Number(result.numUpdatedRows) === 0 && now.state === 'active') {
+      throw new RookeryError(
+        'HostNotEmpty',
+        `Host "${host}" is active: drain it first, then retire it once its tenants have moved.`,
+      );
+    }
     if (Number(result.numUpdatedRows) === 0) {
       throw new RookeryError(
         'HostNotEmpty',
