@@ -1,12 +1,10 @@
 // The host's core: one process per tenant, started on first demand and stopped when idle. Each tenant has
-// its own start promise (its lock), so concurrent wakes of one tenant share a single start and a slow
-// tenant never holds up another. Crashes restart with backoff (capped per minute); shutdown stops every
-// tenant in parallel within a deadline; stats are read from the files, never by starting a tenant.
-import { createHash } from 'node:crypto';
+// its own start promise (its lock, tenant-record.ts), so concurrent wakes of one tenant share a single start
+// and a slow tenant never holds up another. Crashes restart with backoff, capped per minute
+// (restart-policy.ts); shutdown stops every tenant in parallel within a deadline; stats are read from the
+// files, never by starting a tenant (tenant-stats.ts). This file orchestrates; the rules live beside it.
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import {
   type HostPurgeAnswer,
   type HostTenantInfo,
@@ -20,15 +18,23 @@ import {
 import type { Logger } from 'pino';
 import { CgroupLimiter } from './cgroups.js';
 import type { HostConfig } from './config.js';
+import { withinDeadline } from './deadline.js';
+import { idleCheckEveryMs, idleTenants } from './idle-stop.js';
 import { HostMetrics } from './metrics.js';
+import { nextRestart, withFailure } from './restart-policy.js';
 import { commandFor, defaultTenantCommand, type TenantCommand } from './tenant-command.js';
+import { tenantEnvironment } from './tenant-env.js';
+import { launchTenant } from './tenant-launch.js';
+import { TenantPaths } from './tenant-paths.js';
 import {
   type Exit,
   SparePool,
   spawnTenantProcess,
   type TenantProcess,
   type TenantStdio,
+  terminateAll,
 } from './tenant-process.js';
+import { infoOf, newTenantRecord, stoppedInfo, type TenantRecord } from './tenant-record.js';
 import { readTenantStats } from './tenant-stats.js';
 
 // What the supervisor answers is what the host's API answers: the wire types of @rookery/protocol (host.ts).
@@ -56,76 +62,15 @@ export interface SupervisorEvents {
   idle: [tenantId: string];
 }
 
-/** Tenant settings a host passes on to its tenants; every other ROOKERY_* variable (the token!) stays here. */
-const TENANT_SETTINGS = new Set([
-  'ROOKERY_MAX_BODY_BYTES',
-  'ROOKERY_MAX_DOCUMENT_BYTES',
-  'ROOKERY_SYNCHRONOUS',
-  'ROOKERY_COMPRESSION_THRESHOLD_BYTES',
-  'ROOKERY_MERGE_TRANSACTIONS',
-  // The mirror: one directory for every tenant (each writes under its own id, which the tenant
-  // takes from its data directory's name), a default mode, per-database modes and tuning.
-  'ROOKERY_MIRROR',
-  'ROOKERY_MIRROR_MODE',
-  'ROOKERY_MIRROR_DATABASES',
-  'ROOKERY_MIRROR_SNAPSHOT_MB',
-  'ROOKERY_MIRROR_SNAPSHOT_MINUTES',
-  'ROOKERY_MIRROR_RETENTION_HOURS',
-  'ROOKERY_MIRROR_MAX_LAG_MS',
-  'ROOKERY_MIRROR_CONFIRM_TIMEOUT_MS',
-  // What a tenant's index code may cost its indexer (the tenant's config.ts).
-  'ROOKERY_INDEX_MAX_PER_DATABASE',
-  'ROOKERY_INDEX_SANDBOX_BUDGET_MB',
-  'ROOKERY_INDEX_SANDBOX_MEMORY_MB',
-  'ROOKERY_INDEX_DOCUMENT_TIMEOUT_MS',
-  'ROOKERY_INDEX_BATCH_TIME_MS',
-  'ROOKERY_INDEX_MAX_ENTRIES_PER_DOCUMENT',
-  // How long a tenant waits for its indexer process to answer a request before failing it with 503.
-  'ROOKERY_INDEXER_REQUEST_TIMEOUT_MS',
-]);
-const FAILURE_WINDOW_MS = 60_000;
-/**
- * A used spare is replaced this long after the start it served, not at once: forking the replacement
- * would hold up the wake's answer by a few ms, and booting it takes a core for ~300 ms, which on a small
- * host competes with the woken tenant's first requests. Tenants woken within this window get a fresh
- * process, as when several wake at once (more spares are the answer to bursts: ROOKERY_SPARE_PROCESSES).
- */
-const SPARE_REFILL_DELAY_MS = 250;
-/** The longest Unix socket path (sun_path is 108 bytes with the terminating NUL). */
-const MAX_SOCKET_PATH = 107;
-
-interface Tenant {
-  readonly id: string;
-  readonly dir: string;
-  readonly socketPath: string;
-  readonly log: Logger;
-  state: TenantState;
-  process: TenantProcess | null;
-  /** The start in progress (or waiting out a restart backoff): every wake of this tenant awaits this one. */
-  starting: Promise<number> | null;
-  stopping: Promise<void> | null;
-  /** Cancels a restart that is waiting out its backoff. */
-  cancelRestart: (() => void) | null;
-  stopRequested: boolean;
-  lastActivityAt: number | null;
-  inFlight: number;
-  readySince: number | null;
-  starts: number;
-  crashes: number;
-  /** Times of crashes and failed starts within the last minute. */
-  failures: number[];
-  suspendedUntil: number;
-}
-
 export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
   readonly metrics: HostMetrics;
-  private readonly tenants = new Map<string, Tenant>();
+  private readonly tenants = new Map<string, TenantRecord>();
   private readonly log: Logger;
   private readonly limiter: CgroupLimiter;
   private readonly spares: SparePool;
   private readonly command: (tenantId: string | null) => TenantCommand;
   private readonly idleTimer: NodeJS.Timeout | null;
-  private readonly tenantsRoot: string;
+  private readonly paths: TenantPaths;
   /** Purges under way, by tenant id: a second purge of the same tenant waits for the first. */
   private readonly purges = new Map<string, Promise<PurgeResult>>();
   private closing = false;
@@ -136,8 +81,7 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
   ) {
     super();
     this.log = options.logger;
-    this.tenantsRoot = path.join(config.dataDir, 'tenants');
-    fs.mkdirSync(this.tenantsRoot, { recursive: true });
+    this.paths = new TenantPaths(config.dataDir);
     this.metrics = new HostMetrics(() => this.countRunning());
     this.limiter = new CgroupLimiter(
       config.cgroupRoot,
@@ -158,8 +102,7 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
     );
     this.spares.refill();
     if (config.idleStopMs > 0) {
-      const every = Math.min(5_000, Math.max(100, Math.floor(config.idleStopMs / 4)));
-      this.idleTimer = setInterval(() => this.stopIdleTenants(), every);
+      this.idleTimer = setInterval(() => this.stopIdleTenants(), idleCheckEveryMs(config.idleStopMs));
       this.idleTimer.unref();
     } else this.idleTimer = null;
   }
@@ -200,7 +143,16 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
         }
         this.beginStart(t, 0, 'wake');
       }
-      const startMs = await this.withinDeadline(t, t.starting!);
+      const startMs = await withinDeadline(
+        t.starting!,
+        this.config.startDeadlineMs,
+        () =>
+          new RookeryError(
+            'TenantStarting',
+            `Tenant ${t.id} is starting and was not ready within ${this.config.startDeadlineMs} ms; retry in a second`,
+            { retryAfterSeconds: 1 },
+          ),
+      );
       return { socketPath: t.socketPath, startedNow: true, startMs: Math.round(startMs) };
     }
   }
@@ -257,11 +209,11 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
     // A stop ends a start in progress too; loop in case one began before the purge was recorded.
     while ((this.tenants.get(id)?.state ?? 'stopped') !== 'stopped')
       wasRunning = (await this.stop(id)) || wasRunning;
-    const dir = this.tenantDir(id);
+    const dir = this.paths.dirOf(id);
     const removedFiles = fs.existsSync(dir);
     await fs.promises.rm(dir, { recursive: true, force: true });
     // Outside the directory when the data directory is too deep for a socket path.
-    await fs.promises.rm(this.socketPathOf(id), { force: true });
+    await fs.promises.rm(this.paths.socketPathOf(id), { force: true });
     // Counters and crash history belong to the deleted tenant, not to a later one with its id.
     this.tenants.delete(id);
     this.log.info({ tenant: id, wasRunning, removedFiles }, 'tenant purged from this host');
@@ -282,19 +234,10 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
       if (t.process) processes.push(t.process);
     }
     this.log.info({ processes: processes.length, deadlineMs }, 'stopping every tenant');
-    for (const p of processes) p.signal('SIGTERM');
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, deadlineMs);
-    });
-    await Promise.race([Promise.all(processes.map((p) => p.exited)), deadline]);
-    clearTimeout(timer);
-    const late = processes.filter((p) => p.alive);
-    for (const p of late) p.signal('SIGKILL');
-    await Promise.all(processes.map((p) => p.exited));
-    if (late.length > 0)
-      this.log.warn({ killed: late.length }, 'tenants still running at the deadline were killed');
-    return { stopped: processes.length - late.length, killed: late.length };
+    const outcome = await terminateAll(processes, deadlineMs);
+    if (outcome.killed > 0)
+      this.log.warn({ killed: outcome.killed }, 'tenants still running at the deadline were killed');
+    return outcome;
   }
 
   /**
@@ -309,53 +252,25 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
   /** The tenant's databases and bytes on disk, read from its files: never starts it. */
   async stats(tenantId: string): Promise<TenantStats> {
     const id = this.checkId(tenantId);
-    const stored = await readTenantStats(this.tenantDir(id));
+    const stored = await readTenantStats(this.paths.dirOf(id));
     return { tenantId: id, state: this.tenants.get(id)?.state ?? 'stopped', ...stored };
   }
 
   info(tenantId: string): TenantInfo {
     const id = this.checkId(tenantId);
     const t = this.tenants.get(id);
-    if (!t) {
-      return {
-        tenantId: id,
-        state: 'stopped',
-        pid: null,
-        socketPath: this.socketPathOf(id),
-        readySince: null,
-        lastActivityAt: null,
-        inFlight: 0,
-        starts: 0,
-        crashes: 0,
-        suspendedUntil: null,
-      };
-    }
-    return {
-      tenantId: t.id,
-      state: t.state,
-      pid: t.process?.pid ?? null,
-      socketPath: t.socketPath,
-      readySince: t.readySince,
-      lastActivityAt: t.lastActivityAt,
-      inFlight: t.inFlight,
-      starts: t.starts,
-      crashes: t.crashes,
-      suspendedUntil: t.suspendedUntil > Date.now() ? t.suspendedUntil : null,
-    };
+    return t ? infoOf(t, Date.now()) : stoppedInfo(id, this.paths.socketPathOf(id));
   }
 
   /** Every tenant with a directory on this host or a record in this process, sorted by id. */
   list(): TenantInfo[] {
-    const ids = new Set(this.tenants.keys());
-    for (const entry of fs.readdirSync(this.tenantsRoot, { withFileTypes: true })) {
-      if (entry.isDirectory() && TENANT_ID_PATTERN.test(entry.name)) ids.add(entry.name);
-    }
+    const ids = new Set([...this.tenants.keys(), ...this.paths.storedIds()]);
     return [...ids].sort().map((id) => this.info(id));
   }
 
   // ---- starting ------------------------------------------------------------
 
-  private beginStart(t: Tenant, delayMs: number, reason: 'wake' | 'restart'): void {
+  private beginStart(t: TenantRecord, delayMs: number, reason: 'wake' | 'restart'): void {
     t.state = 'starting';
     t.stopRequested = false;
     const attempt = (async () => {
@@ -372,14 +287,14 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
         if (t.state === 'starting') t.state = 'stopped';
         if (t.stopRequested || this.closing) return;
         this.metrics.startFailures.inc();
-        this.recordFailure(t);
+        t.failures = withFailure(t.failures, Date.now());
         t.log.error({ err: error, reason }, 'tenant start failed');
         if (reason === 'restart') this.scheduleRestart(t);
       },
     );
   }
 
-  private backoff(t: Tenant, delayMs: number): Promise<void> {
+  private backoff(t: TenantRecord, delayMs: number): Promise<void> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         t.cancelRestart = null;
@@ -393,76 +308,30 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
     });
   }
 
-  /** Starts the process (a spare when there is one) and resolves with the start's duration once it listens. */
-  private async launch(t: Tenant): Promise<number> {
+  /** Starts the process and resolves with the start's duration once it listens. */
+  private async launch(t: TenantRecord): Promise<number> {
     const begun = performance.now();
-    fs.mkdirSync(t.dir, { recursive: true });
-    let spare = this.spares.take();
-    while (spare && !spare.alive) spare = this.spares.take();
-    const proc = spare ?? this.spawn(t.id, { ROOKERY_DATA: t.dir, ROOKERY_SOCKET: t.socketPath });
-    t.process = proc;
-    t.starts++;
-    if (proc.pid !== undefined) this.limiter.apply(t.id, proc.pid);
-    proc.onActivity = (activity) => {
-      if (t.process !== proc) return;
-      t.inFlight = activity.inFlight;
-      const last = activity.inFlight > 0 ? Date.now() : activity.lastRequestAt;
-      t.lastActivityAt = Math.max(t.lastActivityAt ?? 0, last);
-    };
-    void proc.exited.then((exit) => this.onExit(t, proc, exit));
-
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        t.log.error(
-          { pid: proc.pid, timeoutMs: this.config.startTimeoutMs },
-          'tenant not ready in time; killing it',
-        );
-        proc.signal('SIGKILL');
-        reject(
-          new RookeryError(
-            'TenantUnavailable',
-            `Tenant ${t.id} did not start within ${this.config.startTimeoutMs} ms`,
-          ),
-        );
-      }, this.config.startTimeoutMs);
+    const { proc, fromSpare } = await launchTenant(t, {
+      spares: this.spares,
+      spawn: (id, env) => this.spawn(id, env),
+      limiter: this.limiter,
+      startTimeoutMs: this.config.startTimeoutMs,
+      stopTimeoutMs: this.config.stopTimeoutMs,
+      onExit: (proc, exit) => this.onExit(t, proc, exit),
     });
-    try {
-      if (spare) {
-        await Promise.race([spare.spareReady, timeout]);
-        spare.assign(t.dir, t.socketPath);
-      }
-      await Promise.race([proc.ready, timeout]);
-      // A spare's indexer was forked before the spare joined the tenant's cgroup: it joins it now.
-      if (proc.indexerPid !== undefined) this.limiter.apply(t.id, proc.indexerPid);
-    } catch (error) {
-      if (error instanceof RookeryError) throw error;
-      throw new RookeryError(
-        'TenantUnavailable',
-        `Tenant ${t.id} could not start: ${(error as Error).message}`,
-      );
-    } finally {
-      clearTimeout(timer);
-      if (spare) this.spares.refill(SPARE_REFILL_DELAY_MS);
-    }
-    if (t.stopRequested) {
-      // Stopped while it was starting: the stop already signalled it; make sure it goes.
-      await proc.terminate(this.config.stopTimeoutMs);
-      throw new RookeryError('TenantUnavailable', `Tenant ${t.id} was stopped while it started`);
-    }
     const startMs = performance.now() - begun;
     t.state = 'running';
     t.readySince = Date.now();
     t.lastActivityAt = Date.now();
     t.inFlight = 0;
-    this.metrics.starts.inc({ from: spare ? 'spare' : 'fresh' });
+    this.metrics.starts.inc({ from: fromSpare ? 'spare' : 'fresh' });
     this.metrics.startDuration.observe(startMs / 1000);
-    t.log.info({ pid: proc.pid, startMs: Math.round(startMs), fromSpare: spare !== null }, 'tenant started');
-    this.emit('started', t.id, { pid: proc.pid!, startMs, fromSpare: spare !== null });
+    t.log.info({ pid: proc.pid, startMs: Math.round(startMs), fromSpare }, 'tenant started');
+    this.emit('started', t.id, { pid: proc.pid!, startMs, fromSpare });
     return startMs;
   }
 
-  private onExit(t: Tenant, proc: TenantProcess, exit: Exit): void {
+  private onExit(t: TenantRecord, proc: TenantProcess, exit: Exit): void {
     if (t.process !== proc) return;
     const wasRunning = t.state === 'running' || t.state === 'stopping';
     t.process = null;
@@ -479,69 +348,36 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
     if (!wasRunning) return; // exited while starting: the start fails (and beginStart decides what next)
     t.crashes++;
     this.metrics.crashes.inc();
-    this.recordFailure(t);
+    t.failures = withFailure(t.failures, Date.now());
     t.log.error({ ...exit, pid: proc.pid }, 'tenant process exited without being asked to');
     this.scheduleRestart(t);
   }
 
-  private recordFailure(t: Tenant): void {
-    const now = Date.now();
-    t.failures = t.failures.filter((at) => now - at < FAILURE_WINDOW_MS);
-    t.failures.push(now);
-  }
-
-  private scheduleRestart(t: Tenant): void {
+  private scheduleRestart(t: TenantRecord): void {
     if (this.closing) return;
-    const recent = t.failures.length;
-    if (recent > this.config.maxRestartsPerMinute) {
-      t.suspendedUntil = t.failures[0]! + FAILURE_WINDOW_MS;
+    const next = nextRestart(t.failures, this.config);
+    if ('suspendedUntil' in next) {
+      t.suspendedUntil = next.suspendedUntil;
       t.log.error(
-        { failures: recent, until: new Date(t.suspendedUntil).toISOString() },
+        { failures: t.failures.length, until: new Date(t.suspendedUntil).toISOString() },
         'tenant keeps crashing: automatic restarts and wakes suspended until the minute has passed',
       );
       return;
     }
-    const delay = Math.min(
-      this.config.restartBackoffMaxMs,
-      this.config.restartBackoffMs * 2 ** Math.max(0, recent - 1),
-    );
-    t.log.warn({ delayMs: delay, failures: recent }, 'restarting the tenant after a crash');
-    this.beginStart(t, delay, 'restart');
-  }
-
-  /** Waits for the start, at most the deadline; after it the caller gets TenantStarting and the start goes on. */
-  private async withinDeadline(t: Tenant, start: Promise<number>): Promise<number> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new RookeryError(
-              'TenantStarting',
-              `Tenant ${t.id} is starting and was not ready within ${this.config.startDeadlineMs} ms; retry in a second`,
-              { retryAfterSeconds: 1 },
-            ),
-          ),
-        this.config.startDeadlineMs,
-      );
-    });
-    try {
-      return await Promise.race([start, deadline]);
-    } finally {
-      clearTimeout(timer);
-    }
+    t.log.warn({ delayMs: next.delayMs, failures: t.failures.length }, 'restarting the tenant after a crash');
+    this.beginStart(t, next.delayMs, 'restart');
   }
 
   // ---- idle stop -------------------------------------------------------------
 
   private stopIdleTenants(): void {
-    const now = Date.now();
-    for (const t of this.tenants.values()) {
-      if (t.state !== 'running' || t.inFlight > 0) continue;
-      const idleFor = now - (t.lastActivityAt ?? now);
-      if (idleFor < this.config.idleStopMs) continue;
+    for (const { tenant: t, idleMs } of idleTenants(
+      this.tenants.values(),
+      Date.now(),
+      this.config.idleStopMs,
+    )) {
       this.metrics.idleStops.inc();
-      t.log.info({ idleMs: idleFor }, 'tenant idle: stopping it');
+      t.log.info({ idleMs }, 'tenant idle: stopping it');
       this.emit('idle', t.id);
       this.stop(t.id).catch((error) => t.log.error({ err: error }, 'idle stop failed'));
     }
@@ -553,50 +389,22 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
     const log = tenantId === null ? this.log.child({ spare: true }) : this.log.child({ tenant: tenantId });
     return spawnTenantProcess({
       command: this.command(tenantId),
-      env: { ...this.baseEnv(), ...env },
+      env: { ...tenantEnvironment(this.options.env ?? process.env, this.config), ...env },
       stdio: this.options.stdio ?? 'inherit',
       log,
     });
   }
 
-  /** The host's environment minus its own settings, plus the tenant's log level and heap limit. */
-  private baseEnv(): NodeJS.ProcessEnv {
-    const source = this.options.env ?? process.env;
-    const env: NodeJS.ProcessEnv = {};
-    for (const [key, value] of Object.entries(source)) {
-      if (!key.startsWith('ROOKERY_') || TENANT_SETTINGS.has(key)) env[key] = value;
-    }
-    env.ROOKERY_LOG_LEVEL = this.config.tenantLogLevel;
-    // In NODE_OPTIONS so that the indexer the tenant forks gets the same heap limit.
-    env.NODE_OPTIONS = [source.NODE_OPTIONS, `--max-old-space-size=${this.config.tenantHeapMb}`]
-      .filter(Boolean)
-      .join(' ');
-    return env;
-  }
-
-  private tenant(tenantId: string): Tenant {
+  private tenant(tenantId: string): TenantRecord {
     const id = this.checkId(tenantId);
     let t = this.tenants.get(id);
     if (!t) {
-      t = {
+      t = newTenantRecord(
         id,
-        dir: this.tenantDir(id),
-        socketPath: this.socketPathOf(id),
-        log: this.log.child({ tenant: id }),
-        state: 'stopped',
-        process: null,
-        starting: null,
-        stopping: null,
-        cancelRestart: null,
-        stopRequested: false,
-        lastActivityAt: null,
-        inFlight: 0,
-        readySince: null,
-        starts: 0,
-        crashes: 0,
-        failures: [],
-        suspendedUntil: 0,
-      };
+        this.paths.dirOf(id),
+        this.paths.socketPathOf(id),
+        this.log.child({ tenant: id }),
+      );
       this.tenants.set(id, t);
     }
     return t;
@@ -610,23 +418,6 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
       );
     }
     return tenantId;
-  }
-
-  private tenantDir(id: string): string {
-    return path.join(this.tenantsRoot, id);
-  }
-
-  /**
-   * `<data>/tenants/<id>/tenant.sock`, or, when that is longer than a Unix
-   * socket path may be (deep data directories), `<tmp>/rookery-<uid>-<hash of the data dir>/<id>.sock`.
-   */
-  private socketPathOf(id: string): string {
-    const preferred = path.join(this.tenantDir(id), 'tenant.sock');
-    if (Buffer.byteLength(preferred) <= MAX_SOCKET_PATH) return preferred;
-    const hash = createHash('sha256').update(this.tenantsRoot).digest('hex').slice(0, 12);
-    const dir = path.join(os.tmpdir(), `rookery-${process.getuid?.() ?? 'user'}-${hash}`);
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    return path.join(dir, `${id}.sock`);
   }
 
   private countRunning(): number {

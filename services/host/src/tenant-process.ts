@@ -141,6 +141,27 @@ export class TenantProcess {
   }
 }
 
+/**
+ * Stops processes in parallel: SIGTERM to all at once (each tenant commits its queued writes and exits),
+ * SIGKILL to whatever is left at the deadline. Resolves once every one has exited.
+ */
+export async function terminateAll(
+  processes: readonly TenantProcess[],
+  deadlineMs: number,
+): Promise<{ stopped: number; killed: number }> {
+  for (const p of processes) p.signal('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, deadlineMs);
+  });
+  await Promise.race([Promise.all(processes.map((p) => p.exited)), deadline]);
+  clearTimeout(timer);
+  const late = processes.filter((p) => p.alive);
+  for (const p of late) p.signal('SIGKILL');
+  await Promise.all(processes.map((p) => p.exited));
+  return { stopped: processes.length - late.length, killed: late.length };
+}
+
 export interface SpawnOptions {
   command: TenantCommand;
   env: NodeJS.ProcessEnv;

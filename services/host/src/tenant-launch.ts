@@ -1,0 +1,86 @@
+// Starting one tenant's process: a spare when one is ready (it is handed the tenant's directory and
+// socket), a fresh process otherwise; into the tenant's cgroup; ready once it listens, or killed at
+// `startTimeoutMs`. The supervisor decides when to start and what a start's outcome means.
+import fs from 'node:fs';
+import { RookeryError } from '@rookery/protocol';
+import type { CgroupLimiter } from './cgroups.js';
+import { Deadline } from './deadline.js';
+import type { Exit, SparePool, TenantProcess } from './tenant-process.js';
+import type { TenantRecord } from './tenant-record.js';
+
+/**
+ * A used spare is replaced this long after the start it served, not at once: forking the replacement
+ * would hold up the wake's answer by a few ms, and booting it takes a core for ~300 ms, which on a small
+ * host competes with the woken tenant's first requests. Tenants woken within this window get a fresh
+ * process, as when several wake at once (more spares are the answer to bursts: ROOKERY_SPARE_PROCESSES).
+ */
+const SPARE_REFILL_DELAY_MS = 250;
+
+export interface LaunchDependencies {
+  spares: SparePool;
+  /** A fresh tenant process with these variables on top of the tenants' environment. */
+  spawn: (tenantId: string, env: Record<string, string>) => TenantProcess;
+  limiter: CgroupLimiter;
+  startTimeoutMs: number;
+  stopTimeoutMs: number;
+  /** Told of the process's exit, whenever it comes (during the start too). */
+  onExit: (proc: TenantProcess, exit: Exit) => void;
+}
+
+/**
+ * Starts the tenant's process and resolves once it listens, with the process and whether it was a spare. Rejects with
+ * TenantUnavailable when it could not start, or when a stop was asked for meanwhile (it is then stopped).
+ */
+export async function launchTenant(
+  t: TenantRecord,
+  deps: LaunchDependencies,
+): Promise<{ proc: TenantProcess; fromSpare: boolean }> {
+  fs.mkdirSync(t.dir, { recursive: true });
+  let spare = deps.spares.take();
+  while (spare && !spare.alive) spare = deps.spares.take();
+  const proc = spare ?? deps.spawn(t.id, { ROOKERY_DATA: t.dir, ROOKERY_SOCKET: t.socketPath });
+  t.process = proc;
+  t.starts++;
+  if (proc.pid !== undefined) deps.limiter.apply(t.id, proc.pid);
+  proc.onActivity = (activity) => {
+    if (t.process !== proc) return;
+    t.inFlight = activity.inFlight;
+    const last = activity.inFlight > 0 ? Date.now() : activity.lastRequestAt;
+    t.lastActivityAt = Math.max(t.lastActivityAt ?? 0, last);
+  };
+  void proc.exited.then((exit) => deps.onExit(proc, exit));
+
+  // One deadline for the spare's readiness and the tenant's.
+  const deadline = new Deadline(deps.startTimeoutMs, () => {
+    t.log.error({ pid: proc.pid, timeoutMs: deps.startTimeoutMs }, 'tenant not ready in time; killing it');
+    proc.signal('SIGKILL');
+    return new RookeryError(
+      'TenantUnavailable',
+      `Tenant ${t.id} did not start within ${deps.startTimeoutMs} ms`,
+    );
+  });
+  try {
+    if (spare) {
+      await deadline.race(spare.spareReady);
+      spare.assign(t.dir, t.socketPath);
+    }
+    await deadline.race(proc.ready);
+    // A spare's indexer was forked before the spare joined the tenant's cgroup: it joins it now.
+    if (proc.indexerPid !== undefined) deps.limiter.apply(t.id, proc.indexerPid);
+  } catch (error) {
+    if (error instanceof RookeryError) throw error;
+    throw new RookeryError(
+      'TenantUnavailable',
+      `Tenant ${t.id} could not start: ${(error as Error).message}`,
+    );
+  } finally {
+    deadline.clear();
+    if (spare) deps.spares.refill(SPARE_REFILL_DELAY_MS);
+  }
+  if (t.stopRequested) {
+    // Stopped while it was starting: the stop already signalled it; make sure it goes.
+    await proc.terminate(deps.stopTimeoutMs);
+    throw new RookeryError('TenantUnavailable', `Tenant ${t.id} was stopped while it started`);
+  }
+  return { proc, fromSpare: spare !== null };
+}
