@@ -13,7 +13,9 @@ export const sharedConfig = defineConfig({
     pool: 'forks',
     // isolated-vm (the index sandbox) asks for this flag on Node 20+: V8's startup snapshot and its isolates
     // do not mix on every platform.
-    execArgv: ['--no-node-snapshot'],
+    // The young generation every Rookery service runs with (scripts/lib/services.mjs): tests that run a
+    // gateway in-process and measure its memory measure what production runs.
+    execArgv: ['--no-node-snapshot', '--max-semi-space-size=16'],
     // The JSON report lets `npm test` print one "N passed, N failed" line for the whole repository.
     reporters: ['default', 'json'],
     outputFile: { json: '.vitest-report.json' },

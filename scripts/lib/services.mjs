@@ -19,7 +19,8 @@ export function readOrCreateSecret(file) {
 }
 
 /**
- * Spawns a service's built main (`node --no-node-snapshot <entry>`) with an IPC
+ * Spawns a service's built main (`node --no-node-snapshot --max-semi-space-size=16 <entry>`: the
+ * young generation of Node 20, as the host gives its tenants, see services/host/src/tenant-command.ts) with an IPC
  * channel. `ready` resolves with the first IPC message the service sends (the
  * host and the gateway send `{ready, address}` / `{url}` once listening) and
  * rejects if the process exits before that, so a start-up failure is an error
@@ -27,7 +28,7 @@ export function readOrCreateSecret(file) {
  * (the terminal), or a file descriptor (the load tests keep it off their own stdout).
  */
 export function spawnService(name, entry, { env, stdio = 'inherit' }) {
-  const child = spawn(process.execPath, ['--no-node-snapshot', entry], {
+  const child = spawn(process.execPath, ['--no-node-snapshot', '--max-semi-space-size=16', entry], {
     env,
     stdio: ['ignore', stdio, stdio, 'ipc'],
   });

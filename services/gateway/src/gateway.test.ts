@@ -541,10 +541,11 @@ describe('a large response to a slow reader', () => {
       };
       const mb = (bytes: number) => bytes / 2 ** 20;
       // A reader as fast as the gateway can send. A fresh process's first large answer grows RSS by
-      // 20-36 MB (measured): chunk buffers wait for a GC, which V8 starts near 64 MB of external
-      // memory. That is the gateway's working set, not the body held: the body is twice that.
+      // 20-36 MB on Node 20 and ~61 MB on Node 24 (measured): chunk buffers wait for a GC, which V8
+      // starts near 64 MB of external memory. That is the gateway's working set, not the body held:
+      // what proves the body is not held is the slow reader below, compared with this peak.
       const fast = await peakDuring(() => query(10_000, async () => undefined));
-      expect(mb(fast.peak - fast.before)).toBeLessThan(64);
+      expect(mb(fast.peak - fast.before)).toBeLessThan(128);
       // A reader at ~10 MB/s against a tenant socket that could deliver many times that: with
       // backpressure the tenant waits, and the gateway needs no more memory than for the fast reader.
       const slow = await peakDuring(() =>

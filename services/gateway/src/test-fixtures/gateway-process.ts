@@ -19,7 +19,8 @@ const mainTs = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'ma
 
 export async function forkGateway(stack: Pick<Stack, 'dir' | 'hostUrl'>): Promise<GatewayProcess> {
   const child = fork(mainTs, [], {
-    execArgv: ['--conditions=@rookery/source', '--import', 'tsx'],
+    // The young generation every Rookery service runs with (scripts/lib/services.mjs).
+    execArgv: ['--max-semi-space-size=16', '--conditions=@rookery/source', '--import', 'tsx'],
     env: {
       ...process.env,
       ROOKERY_DATA: stack.dir,
