@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import { ensureDependencies, root, runPnpm, step } from './lib/bootstrap.mjs';
-import { describePortInUse, firstPortInUse } from './lib/ports.mjs';
 import { ensureNativeModulesMatchNode } from './lib/node-runtime.mjs';
+import { describePortInUse, firstPortInUse } from './lib/ports.mjs';
 import { readOrCreateSecret, spawnService } from './lib/services.mjs';
 
 const dataDir = path.resolve(process.env.ROOKERY_DATA ?? path.join(root, '.rookery', 'data'));
