@@ -14,6 +14,7 @@ export { idKey } from './ids.js';
 export {
   collectionsOf,
   DatabaseIndexer,
+  type DatabaseIndexerOptions,
   DEFAULT_MAX_INDEXES,
   type IndexProgress,
   indexStatsOf,
@@ -53,9 +54,9 @@ export {
   type QueryRunnerOptions,
 } from './query/query-runner.js';
 export type { QueryStream } from './query/query-stream.js';
+export { DEFAULT_MAX_RESPONSE_BYTES, ResponseBudget } from './response-budget.js';
 export { readDatabaseStatsWithoutOpening } from './stats-reader.js';
 export type { SynchronousMode } from './storage/schema.js';
-export { DEFAULT_MAX_RESPONSE_BYTES, ResponseBudget } from './response-budget.js';
 export {
   type BatchOptions,
   DEFAULT_MAX_BATCH_CHARS,

@@ -120,9 +120,9 @@ export type Problem = z.infer<typeof ProblemSchema>;
 
 const TITLES: Record<ErrorCode, string> = {
   InvalidJson: 'Malformed JSON',
+  NestingTooDeep: 'JSON nested too deeply',
   InvalidRequest: 'Invalid request',
   InvalidId: 'Invalid document id',
-  NestingTooDeep: 'JSON nested too deeply',
   InvalidDatabaseName: 'Invalid database name',
   InvalidMetadata: 'Invalid document metadata',
   InvalidPatch: 'Patch cannot be applied',
@@ -140,9 +140,9 @@ const TITLES: Record<ErrorCode, string> = {
   ConcurrencyConflict: 'Concurrency conflict',
   DatabaseAlreadyExists: 'Database already exists',
   PayloadTooLarge: 'Payload too large',
+  ResponseTooLarge: 'Response too large',
   UnsupportedMediaType: 'Unsupported media type',
   DatabaseUnavailable: 'Database unavailable',
-  ResponseTooLarge: 'Response too large',
   InternalError: 'Internal error',
   CertificateRequired: 'Client certificate required',
   CertificateNotRecognised: 'Certificate not recognised',
