@@ -13,6 +13,7 @@ import { BackupCatalog } from '../backup/backup-catalog.js';
 import type { BackupStorage } from '../storage/backup-storage.js';
 import { mirroredDatabases } from './mirrored-databases.js';
 import { Periodic } from './periodic.js';
+import { databaseOfQueuedJob } from './queued-job.js';
 import type { Schedules } from './schedules.js';
 
 export interface SchedulerOptions {
@@ -89,13 +90,7 @@ export class BackupScheduler {
   private async backupPending(tenant: string, database: string): Promise<boolean> {
     for (const state of ['queued', 'active'] as const) {
       const jobs = await this.options.queue.list({ tenantId: tenant, type: 'backup', state, limit: 1000 });
-      if (
-        jobs.some(
-          (job) => String((job.payload as { database?: unknown }).database).toLowerCase() === database,
-        )
-      ) {
-        return true;
-      }
+      if (jobs.some((job) => databaseOfQueuedJob(job.payload) === database)) return true;
     }
     return false;
   }

@@ -10,6 +10,7 @@ import { type RookeryJobTypes, sweepDedupeKey } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import { mirroredDatabases } from './mirrored-databases.js';
 import { Periodic } from './periodic.js';
+import { databaseOfQueuedJob } from './queued-job.js';
 
 export interface SweepSchedulerOptions {
   mirrorDir: string;
@@ -85,7 +86,8 @@ export class SweepScheduler {
     });
     const latest = new Map<string, number>();
     for (const job of jobs) {
-      const database = String((job.payload as { database?: unknown }).database).toLowerCase();
+      const database = databaseOfQueuedJob(job.payload);
+      if (database === null) continue;
       latest.set(database, Math.max(latest.get(database) ?? 0, job.createdAt));
     }
     return latest;
