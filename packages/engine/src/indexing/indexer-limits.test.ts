@@ -167,7 +167,10 @@ describe('time one document may cost', () => {
     );
     // The control index's budget is ten times what its 60 trivial documents take on a loaded machine,
     // so only the slow index can be cut, however busy the machine is.
-    const indexer = indexerOf({ batchSize: 1_000, sandbox: { batchTimeMs: 1_000, documentTimeoutMs: 2_000 } });
+    const indexer = indexerOf({
+      batchSize: 1_000,
+      sandbox: { batchTimeMs: 1_000, documentTimeoutMs: 2_000 },
+    });
     // Every document costs at least 50 ms, measured inside the sandbox: 60 of them cannot fit in 1 s.
     indexer.put({
       Name: 'S/Slow',
