@@ -48,6 +48,13 @@ export function refuseWritesAtQuota(app: FastifyInstance, storage: StorageMeter)
     const bytes = await storage.recent();
     if (bytes >= quota) throw storageQuotaExceeded(quota, `The tenant stores ${bytes} bytes, at its quota`);
   });
+  // A write accepted since the last measurement is counted by its body until the next one: a figure up to a
+  // second old would otherwise miss what was just stored (a tenant's first writes, measured as an empty
+  // directory, stayed at 0 bytes for that second whatever they stored).
+  app.addHook('onResponse', async (request, reply) => {
+    if (reply.statusCode >= 400 || storageQuotaOf(request.headers) === null) return;
+    storage.wrote(Number(request.headers['content-length'] ?? 0) || 0);
+  });
 }
 
 /** The bytes under the tenant's directory, measured at most once per `maxAgeMs` unless asked fresh. */
@@ -67,7 +74,17 @@ export class StorageMeter {
     return bytes;
   }
 
-  /** At most `maxAgeMs` old: for a batch, on the write path of every session, where a walk of the directory each time would cost. */
+  /** Counts `bytes` just written into the figure `recent()` gives until the next measurement. */
+  wrote(bytes: number): void {
+    if (this.last === null || bytes <= 0) return;
+    const before = this.last.bytes;
+    this.last = { bytes: before.then((measured) => measured + bytes), at: this.last.at };
+  }
+
+  /**
+   * At most `maxAgeMs` old, plus the bodies written since (`wrote`): for a batch, on the write path of every
+   * session, where a walk of the directory each time would cost.
+   */
   recent(): Promise<number> {
     if (this.last && this.last.at + this.maxAgeMs > this.now()) return this.last.bytes;
     return this.measure();
