@@ -87,6 +87,8 @@ export const ErrorCodes = {
   HostNotEmpty: 409,
   /** No active host with a live lease has room for another tenant. */
   NoHostAvailable: 503,
+  /** The host asked does not own the tenant (the placement names another host, or an older lease epoch of this one): ask the owner named in the answer. */
+  TenantNotHere: 421,
   // The job queue (@rookery/jobs): jobs are typed, their payloads checked when enqueued.
   UnknownJobType: 400,
   InvalidJobPayload: 400,
@@ -182,6 +184,7 @@ const TITLES: Record<ErrorCode, string> = {
   HostUnavailable: 'Host cannot take tenants',
   HostNotEmpty: 'Host still has tenants',
   NoHostAvailable: 'No host available',
+  TenantNotHere: 'Tenant not on this host',
   UnknownJobType: 'Unknown job type',
   InvalidJobPayload: 'Invalid job payload',
   JobNotFound: 'Job not found',

@@ -96,6 +96,24 @@ export const HostTenantListSchema = z.object({ tenants: z.array(HostTenantInfoSc
 export type HostTenantList = z.infer<typeof HostTenantListSchema>;
 
 /**
+ * A fleet host's `421 TenantNotHere` (any `/tenants/{id}/wake` or `/stats` of a tenant it does not own),
+ * answered before it starts the tenant or reads its files: who owns the tenant as the control store says,
+ * for the caller to refresh its placement and ask that host. `owner` is null when the tenant is not placed
+ * (or its host is not registered); `epoch` is the placement's epoch, null when it is not placed.
+ */
+export const HostTenantNotHereAnswerSchema = z.object({
+  type: z.string(),
+  title: z.string(),
+  status: z.literal(421),
+  detail: z.string(),
+  code: z.literal('TenantNotHere'),
+  tenantId: TenantIdSchema,
+  owner: z.object({ hostId: z.string().min(1), address: z.string().min(1).nullable() }).nullable(),
+  epoch: z.number().int().min(0).nullable(),
+});
+export type HostTenantNotHereAnswer = z.infer<typeof HostTenantNotHereAnswerSchema>;
+
+/**
  * Parses a host's answer with its schema. An answer off the contract is a fault of ours (a host and a
  * caller of different versions, a bug), so InternalError naming the route and the first field that is not
  * as the contract says; a caller may turn it into its own answer (the gateway's wake: 503).

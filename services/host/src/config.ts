@@ -1,6 +1,7 @@
 // The host's configuration: one zod-validated object read from ROOKERY_* environment variables, with
 // defaults that run on one machine. The supervisor takes the same object (plus test hooks) as options.
 import path from 'node:path';
+import { FLEET_LIMITS } from '@rookery/control-store';
 import { LogLevelSchema, loadEnvConfig } from '@rookery/protocol';
 import { z } from 'zod';
 
@@ -48,6 +49,17 @@ export const HostConfigSchema = z.object({
   cgroupRoot: z.string().min(1).default('/sys/fs/cgroup'),
   /** The tenant entry point (`.js`, or `.ts` run through tsx); default: services/tenant's dist when built. */
   tenantEntry: z.string().min(1).optional(),
+  // ── fleet mode (docs/scale-out.md, "Host leases"): on only when hostId is set ──
+  /** This host's id in the fleet. Unset: one machine, no control store access, no leases. */
+  hostId: z.string().trim().min(1).max(100).optional(),
+  /** The control store (PostgreSQL) in fleet mode; unset: the embedded SQLite file under dataDir. */
+  controlDatabaseUrl: z.string().min(1).optional(),
+  /** The URL gateways reach this host at (recorded with its lease); default: http://<host>:<port>. */
+  advertiseUrl: z.string().url().optional(),
+  /** The lease's time to live: renewed every third of it; tenants stop acknowledging writes when it lapses. */
+  leaseTtlMs: z.coerce.number().int().min(FLEET_LIMITS.minTtlMs).max(FLEET_LIMITS.maxTtlMs).default(10_000),
+  /** The most tenants the control store places on this host. */
+  hostCapacity: z.coerce.number().int().min(1).max(FLEET_LIMITS.maxCapacity).default(1_000),
 });
 export type HostConfig = z.infer<typeof HostConfigSchema>;
 
@@ -72,7 +84,15 @@ const ENV_NAMES: Record<keyof HostConfig, string> = {
   tenantCpus: 'ROOKERY_TENANT_CPUS',
   cgroupRoot: 'ROOKERY_CGROUP_ROOT',
   tenantEntry: 'ROOKERY_TENANT_ENTRY',
+  hostId: 'ROOKERY_HOST_ID',
+  controlDatabaseUrl: 'ROOKERY_CONTROL_DATABASE_URL',
+  advertiseUrl: 'ROOKERY_HOST_ADVERTISE_URL',
+  leaseTtlMs: 'ROOKERY_LEASE_TTL_MS',
+  hostCapacity: 'ROOKERY_HOST_CAPACITY',
 };
+
+/** The settings of fleet mode only: the supervisor never reads them. */
+export type FleetConfigKey = 'hostId' | 'controlDatabaseUrl' | 'advertiseUrl' | 'leaseTtlMs' | 'hostCapacity';
 
 /** Reads the configuration; a bad value stops start-up with a message naming the variable. */
 export function loadHostConfig(

@@ -17,7 +17,7 @@ import {
 } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import { CgroupLimiter } from './cgroups.js';
-import type { HostConfig } from './config.js';
+import type { FleetConfigKey, HostConfig } from './config.js';
 import { withinDeadline } from './deadline.js';
 import { idleCheckEveryMs, idleTenants } from './idle-stop.js';
 import { HostMetrics } from './metrics.js';
@@ -44,7 +44,10 @@ export type WakeResult = HostWakeAnswer;
 export type TenantInfo = HostTenantInfo;
 export type TenantStats = HostTenantStats;
 
-export type SupervisorConfig = Omit<HostConfig, 'host' | 'port' | 'internalToken' | 'logLevel'>;
+export type SupervisorConfig = Omit<
+  HostConfig,
+  'host' | 'port' | 'internalToken' | 'logLevel' | FleetConfigKey
+>;
 
 export interface SupervisorOptions {
   logger: Logger;
