@@ -3,15 +3,25 @@
 // SIGTERM/SIGINT stop the API, then every tenant in parallel within the shutdown deadline.
 import pino from 'pino';
 import { loadHostConfig } from './config.js';
+import { FleetMode } from './fleet-mode.js';
 import { buildHostServer } from './server.js';
 import { TenantSupervisor } from './supervisor.js';
 
 const config = loadHostConfig();
 const logger = pino({ level: config.logLevel, base: { service: 'host' } });
-const supervisor = new TenantSupervisor(config, { logger });
-const app = buildHostServer({ supervisor, internalToken: config.internalToken, logger });
+// Fleet mode only with ROOKERY_HOST_ID (fleet-mode.ts); else null and nothing below touches the control store.
+const fleet = await FleetMode.open(config, logger);
+const supervisor = new TenantSupervisor(config, { logger, ...(fleet && { lease: fleet.leaseSource }) });
+const app = buildHostServer({
+  supervisor,
+  internalToken: config.internalToken,
+  logger,
+  ...(fleet && { ownership: fleet.ownership }),
+});
 const address = await app.listen({ host: config.host, port: config.port });
 logger.info({ address, dataDir: config.dataDir }, 'host listening');
+// Until the lease is held, every tenant request answers 503 LeaseExpired (no live lease).
+await fleet?.start(supervisor, address);
 if (process.send) process.send({ ready: true, address });
 
 let stopping = false;
@@ -21,6 +31,7 @@ async function shutdown(signal: string): Promise<void> {
   logger.info({ signal }, 'shutting down: stopping the API, then every tenant');
   // Tenants get the whole deadline; the API only stops taking requests.
   const [, result] = await Promise.all([app.close(), supervisor.shutdown(config.shutdownDeadlineMs)]);
+  await fleet?.close();
   logger.info(result, 'host stopped');
   process.exit(0);
 }

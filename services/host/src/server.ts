@@ -21,6 +21,7 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import type { TenantOwnership } from './ownership.js';
 import type { TenantSupervisor } from './supervisor.js';
 
 const TenantParamsSchema = z.object({
@@ -31,6 +32,12 @@ export interface HostServerOptions {
   supervisor: TenantSupervisor;
   internalToken: string;
   logger: Logger;
+  /**
+   * Fleet mode: wake and stats of a tenant this host does not own answer 421 TenantNotHere before the
+   * tenant is started or its files read. Stop and purge are not checked: they are how a tenant's old
+   * copy is cleared off a host that no longer owns it.
+   */
+  ownership?: Pick<TenantOwnership, 'confirm' | 'forget'>;
 }
 
 /** Sends a problem+json answer; `retryAfterSeconds` in the details also becomes a Retry-After header. */
@@ -103,28 +110,33 @@ export function buildHostServer(options: HostServerOptions): FastifyInstance {
   };
 
   // Every answer is built to its @rookery/protocol type (host.ts), which the gateway and the worker parse.
-  app.post(
-    '/tenants/:tenantId/wake',
-    async (request): Promise<HostWakeAnswer> => supervisor.wake(tenantIdOf(request.params)),
-  );
+  const { ownership } = options;
+  app.post('/tenants/:tenantId/wake', async (request): Promise<HostWakeAnswer> => {
+    const tenantId = tenantIdOf(request.params);
+    await ownership?.confirm(tenantId);
+    return supervisor.wake(tenantId);
+  });
 
   app.post('/tenants/:tenantId/stop', async (request): Promise<HostStopAnswer> => {
     const tenantId = tenantIdOf(request.params);
+    ownership?.forget(tenantId);
     const wasRunning = await supervisor.stop(tenantId);
     return { tenantId, state: supervisor.info(tenantId).state, wasRunning };
   });
 
   // The worker's tenant-purge job: a deleted tenant's process and local files go. Idempotent, so
   // the job's retries (and a purge of a tenant this host never ran) answer 200, never 404.
-  app.delete(
-    '/tenants/:tenantId',
-    async (request): Promise<HostPurgeAnswer> => supervisor.purge(tenantIdOf(request.params)),
-  );
+  app.delete('/tenants/:tenantId', async (request): Promise<HostPurgeAnswer> => {
+    const tenantId = tenantIdOf(request.params);
+    ownership?.forget(tenantId);
+    return supervisor.purge(tenantId);
+  });
 
-  app.get(
-    '/tenants/:tenantId/stats',
-    async (request): Promise<HostTenantStats> => supervisor.stats(tenantIdOf(request.params)),
-  );
+  app.get('/tenants/:tenantId/stats', async (request): Promise<HostTenantStats> => {
+    const tenantId = tenantIdOf(request.params);
+    await ownership?.confirm(tenantId);
+    return supervisor.stats(tenantId);
+  });
 
   app.get('/tenants', async (): Promise<HostTenantList> => ({ tenants: supervisor.list() }));
 

@@ -28,6 +28,7 @@ import { launchTenant } from './tenant-launch.js';
 import { TenantPaths } from './tenant-paths.js';
 import {
   type Exit,
+  type LeaseSource,
   SparePool,
   spawnTenantProcess,
   type TenantProcess,
@@ -57,6 +58,11 @@ export interface SupervisorOptions {
   stdio?: TenantStdio;
   /** Environment the tenant processes start from (default: this process's). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Fleet mode (fleet-mode.ts): each tenant's placement epoch and what the host's lease has left, handed
+   * to it at every start (and the lease again by broadcastLease). Unset on one machine: no lease.
+   */
+  lease?: LeaseSource;
 }
 
 export interface SupervisorEvents {
@@ -158,6 +164,11 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
       );
       return { socketPath: t.socketPath, startedNow: true, startMs: Math.round(startMs) };
     }
+  }
+
+  /** Fleet mode: tells every tenant process what the host's lease has left now (0: it lapsed). */
+  broadcastLease(remainingMs: number): void {
+    for (const t of this.tenants.values()) t.process?.sendLease(remainingMs);
   }
 
   /** Stops the tenant's process (SIGTERM, then SIGKILL after `stopTimeoutMs`). False if it was not running. */
@@ -321,6 +332,7 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
       startTimeoutMs: this.config.startTimeoutMs,
       stopTimeoutMs: this.config.stopTimeoutMs,
       onExit: (proc, exit) => this.onExit(t, proc, exit),
+      lease: this.options.lease ?? null,
     });
     const startMs = performance.now() - begun;
     t.state = 'running';

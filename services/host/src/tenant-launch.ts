@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { RookeryError } from '@rookery/protocol';
 import type { CgroupLimiter } from './cgroups.js';
 import { Deadline } from './deadline.js';
-import type { Exit, SparePool, TenantProcess } from './tenant-process.js';
+import type { Exit, LeaseSource, SparePool, TenantLease, TenantProcess } from './tenant-process.js';
 import type { TenantRecord } from './tenant-record.js';
 
 /**
@@ -25,6 +25,8 @@ export interface LaunchDependencies {
   stopTimeoutMs: number;
   /** Told of the process's exit, whenever it comes (during the start too). */
   onExit: (proc: TenantProcess, exit: Exit) => void;
+  /** Fleet mode: the tenant's placement epoch and what the host's lease has left, read when it is handed over; null on one machine. */
+  lease: LeaseSource | null;
 }
 
 /**
@@ -36,9 +38,25 @@ export async function launchTenant(
   deps: LaunchDependencies,
 ): Promise<{ proc: TenantProcess; fromSpare: boolean }> {
   fs.mkdirSync(t.dir, { recursive: true });
+  // Read before anything starts: an unknown placement fails the start rather than run the tenant unfenced.
+  const epoch = deps.lease ? deps.lease.placementEpoch(t.id) : null;
+  /** The lease as it stands now (read again at each hand-over: a spare may take a while to be ready). */
+  const lease = (): TenantLease | null =>
+    deps.lease && epoch !== null
+      ? { placementEpoch: epoch, leaseRemainingMs: Math.floor(deps.lease.remainingMs()) }
+      : null;
   let spare = deps.spares.take();
   while (spare && !spare.alive) spare = deps.spares.take();
-  const proc = spare ?? deps.spawn(t.id, { ROOKERY_DATA: t.dir, ROOKERY_SOCKET: t.socketPath });
+  const proc =
+    spare ??
+    deps.spawn(t.id, {
+      ROOKERY_DATA: t.dir,
+      ROOKERY_SOCKET: t.socketPath,
+      ...(epoch !== null && {
+        ROOKERY_PLACEMENT_EPOCH: String(epoch),
+        ROOKERY_LEASE_REMAINING_MS: String(lease()!.leaseRemainingMs),
+      }),
+    });
   t.process = proc;
   t.starts++;
   if (proc.pid !== undefined) deps.limiter.apply(t.id, proc.pid);
@@ -62,9 +80,12 @@ export async function launchTenant(
   try {
     if (spare) {
       await deadline.race(spare.spareReady);
-      spare.assign(t.dir, t.socketPath);
+      spare.assign(t.dir, t.socketPath, lease());
     }
     await deadline.race(proc.ready);
+    // The remaining time given at spawn was counted from when the tenant read it, after it booted, so the
+    // deadline it made is late by the boot: as soon as it listens, before the wake answers, it gets the exact one.
+    if (deps.lease) proc.sendLease(deps.lease.remainingMs());
     // A spare's indexer was forked before the spare joined the tenant's cgroup: it joins it now.
     if (proc.indexerPid !== undefined) deps.limiter.apply(t.id, proc.indexerPid);
   } catch (error) {

@@ -3,6 +3,7 @@
 // pool of spare processes: tenant code already loaded, waiting to be handed a tenant, so a cold start costs
 // an IPC message and opening files instead of booting Node and loading every module.
 import { type ChildProcess, fork } from 'node:child_process';
+import type { LeaseMessage } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { TenantCommand } from './tenant-command.js';
@@ -10,6 +11,22 @@ import type { TenantCommand } from './tenant-command.js';
 export interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;
+}
+
+/** Fleet mode: what a tenant is started with (docs/scale-out.md, "Host leases"). */
+export interface TenantLease {
+  /** The tenant's placement epoch on this host: its mirror generations carry it. */
+  placementEpoch: number;
+  /** What the host's lease has left, in whole ms: past it the tenant acknowledges no write. */
+  leaseRemainingMs: number;
+}
+
+/** Fleet mode: where a tenant's launch reads its lease from. */
+export interface LeaseSource {
+  /** The tenant's placement epoch as this host confirmed it; throws when it has none (the start fails). */
+  placementEpoch(tenantId: string): number;
+  /** What the host's lease has left now, in ms (0 once lapsed). */
+  remainingMs(): number;
 }
 
 export interface Activity {
@@ -114,10 +131,20 @@ export class TenantProcess {
     return this.exit === null;
   }
 
-  /** Hands a spare its tenant; it answers `ready` once it listens. */
-  assign(dataDir: string, socketPath: string): void {
-    this.child.send({ type: 'assign', dataDir, socketPath }, (error) => {
+  /** Hands a spare its tenant (in a fleet, with its placement epoch and lease); it answers `ready` once it listens. */
+  assign(dataDir: string, socketPath: string, lease: TenantLease | null = null): void {
+    this.child.send({ type: 'assign', dataDir, socketPath, ...lease }, (error) => {
       if (error) this.log.warn({ err: error }, 'could not hand the spare process its tenant');
+    });
+  }
+
+  /** Fleet mode: what the host's lease has left (0: lost); past it the tenant acknowledges no write. */
+  sendLease(remainingMs: number): void {
+    if (!this.alive || !this.child.connected) return;
+    const message: LeaseMessage = { type: 'lease', remainingMs: Math.max(0, Math.floor(remainingMs)) };
+    this.child.send(message, (error) => {
+      // The tenant lapses at its old deadline on its own: a lost message costs writes, never safety.
+      if (error) this.log.warn({ err: error }, 'could not pass the lease on to a tenant process');
     });
   }
 

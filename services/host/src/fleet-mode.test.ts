@@ -1,0 +1,237 @@
+// Fleet mode end to end: a real host process (ROOKERY_HOST_ID) holding its lease on a real control store
+// (the SQLite file under its data directory), real tenant processes, and the test acting as the rest of
+// the fleet through the same store. Also the supervisor passing the lease on to a tenant that starts
+// from a spare. Waits are polls bounded far above the lease; nothing asserts how long anything took.
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type ControlStore, controlPaths, openSqliteControlStore } from '@rookery/control-store';
+import {
+  HostTenantListSchema,
+  HostTenantNotHereAnswerSchema,
+  HostWakeAnswerSchema,
+  INTERNAL_TOKEN_HEADER,
+  ProblemSchema,
+} from '@rookery/protocol';
+import { makeTempDir, spawnTs, waitForExit } from '@rookery/testkit';
+import pino from 'pino';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadHostConfig } from './config.js';
+import { TenantSupervisor } from './supervisor.js';
+import { sourceTenantCommand } from './tenant-command.js';
+import { TenantClient } from './test-fixtures/tenant-client.js';
+
+const HOST_MAIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'main.ts');
+const TOKEN = 'fleet-token-0123456789';
+const TTL = 1_500;
+/** Far above the lease: only a host or tenant that never gets there runs into it. */
+const GIVE_UP_MS = 40 * TTL;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Asks until `done` holds for the answer; fails naming `what` and the last answer after GIVE_UP_MS. */
+async function until<T>(what: string, ask: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const giveUpAt = Date.now() + GIVE_UP_MS;
+  for (;;) {
+    const value = await ask();
+    if (done(value)) return value;
+    if (Date.now() > giveUpAt) throw new Error(`${what}: still ${JSON.stringify(value)}`);
+    await sleep(50);
+  }
+}
+
+describe('a fleet host (ROOKERY_HOST_ID) on a real control store', () => {
+  const tmp = makeTempDir('rookery-fleet-host-');
+  const clients: TenantClient[] = [];
+  let store: ControlStore;
+  let host: ChildProcess;
+  let address: string;
+
+  const call = async (method: 'GET' | 'POST', url: string) => {
+    const reply = await request(`${address}${url}`, { method, headers: { [INTERNAL_TOKEN_HEADER]: TOKEN } });
+    return { status: reply.statusCode, body: (await reply.body.json()) as unknown };
+  };
+  const wake = async (tenantId: string) =>
+    until(
+      `waking ${tenantId}`,
+      () => call('POST', `/tenants/${tenantId}/wake`),
+      (r) => r.status !== 503 || ProblemSchema.parse(r.body).code !== 'TenantStarting',
+    );
+
+  beforeAll(async () => {
+    store = await openSqliteControlStore(controlPaths(tmp.dir).controlDatabase);
+    for (const id of ['acme', 'bolt', 'cold']) await store.createTenant({ id, name: id });
+    host = spawnTs(HOST_MAIN, [], {
+      ROOKERY_DATA: tmp.dir,
+      ROOKERY_HOST_PORT: '0',
+      ROOKERY_INTERNAL_TOKEN: TOKEN,
+      ROOKERY_LOG_LEVEL: 'error',
+      ROOKERY_TENANT_LOG_LEVEL: 'error',
+      ROOKERY_TENANT_ENTRY: sourceTenantCommand().entry,
+      ROOKERY_SPARE_PROCESSES: '0',
+      ROOKERY_IDLE_STOP_MS: '0',
+      ROOKERY_START_DEADLINE_MS: '60000',
+      ROOKERY_HOST_ID: 'h1',
+      ROOKERY_LEASE_TTL_MS: String(TTL),
+    });
+    host.stdout?.resume();
+    address = await new Promise<string>((resolve, reject) => {
+      host.once('message', (m) => resolve((m as { address: string }).address));
+      host.once('exit', (code) => reject(new Error(`the host exited (${code}) before it was ready`)));
+    });
+    // The fleet as the test arranges it: acme on this host, bolt on another (h2, less loaded), cold nowhere.
+    expect(await store.placeTenant('acme')).toMatchObject({ hostId: 'h1', epoch: 1, hostEpoch: 1 });
+    await store.acquireLease('h2', 'http://10.0.0.2:8081', 10, 3_600_000);
+    expect(await store.placeTenant('bolt')).toMatchObject({ hostId: 'h2', epoch: 1 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    if (host && host.exitCode === null && host.signalCode === null) {
+      host.kill('SIGCONT');
+      host.kill('SIGTERM');
+      await waitForExit(host);
+    }
+    await store?.close();
+    tmp.cleanup();
+  });
+
+  it('registered itself with its lease at start', async () => {
+    expect(await store.getHost('h1')).toMatchObject({ epoch: 1, live: true, address });
+  });
+
+  it('answers 421 TenantNotHere, naming the owner and epoch, for a tenant placed elsewhere or nowhere, before starting it', async () => {
+    for (const url of ['/tenants/bolt/wake', '/tenants/bolt/stats']) {
+      const reply = await call(url.endsWith('wake') ? 'POST' : 'GET', url);
+      expect(reply.status).toBe(421);
+      expect(HostTenantNotHereAnswerSchema.parse(reply.body)).toMatchObject({
+        code: 'TenantNotHere',
+        tenantId: 'bolt',
+        owner: { hostId: 'h2', address: 'http://10.0.0.2:8081' },
+        epoch: 1,
+      });
+    }
+    const cold = await call('POST', '/tenants/cold/wake');
+    expect(cold.status).toBe(421);
+    expect(HostTenantNotHereAnswerSchema.parse(cold.body)).toMatchObject({ owner: null, epoch: null });
+    // Nothing was started, nothing created on disk.
+    const list = HostTenantListSchema.parse((await call('GET', '/tenants')).body);
+    expect(list.tenants.map((t) => t.tenantId)).not.toContain('bolt');
+    expect(fs.existsSync(path.join(tmp.dir, 'tenants', 'bolt'))).toBe(false);
+    expect(fs.existsSync(path.join(tmp.dir, 'tenants', 'cold'))).toBe(false);
+  });
+
+  it("starts its own tenant with its placement epoch and the lease; once the lease is not renewed, the tenant's writes answer 503 LeaseExpired and reads still answer", async () => {
+    const woken = await wake('acme');
+    expect(woken.status).toBe(200);
+    const tenant = new TenantClient(HostWakeAnswerSchema.parse(woken.body).socketPath);
+    clients.push(tenant);
+    const info = HostTenantListSchema.parse((await call('GET', '/tenants')).body).tenants.find(
+      (t) => t.tenantId === 'acme',
+    )!;
+    const environ = fs.readFileSync(`/proc/${info.pid}/environ`, 'utf8').split('\0');
+    expect(environ).toContain('ROOKERY_PLACEMENT_EPOCH=1');
+    const remaining = Number(environ.find((v) => v.startsWith('ROOKERY_LEASE_REMAINING_MS='))!.split('=')[1]);
+    expect(remaining).toBeGreaterThan(0);
+    expect(remaining).toBeLessThanOrEqual(TTL);
+
+    expect((await tenant.call('PUT', '/admin/databases', { Name: 'Shop' })).status).toBe(201);
+    // Renewals keep it writable well past one TTL.
+    for (let i = 0; i < 3; i++) {
+      expect((await tenant.call('PUT', `/databases/shop/docs?id=users/${i}`, { Name: 'Ada' })).status).toBe(
+        201,
+      );
+      await sleep(TTL);
+    }
+
+    host.kill('SIGSTOP'); // a paused host renews nothing and tells its tenants nothing
+    const refused = await until(
+      'a write after the lease lapsed',
+      () => tenant.call('PUT', '/databases/shop/docs?id=users/late', { Name: 'Late' }),
+      (r) => r.status !== 201,
+    );
+    expect(refused.status).toBe(503);
+    expect(refused.json.code).toBe('LeaseExpired');
+    const read = await tenant.call('GET', '/databases/shop/docs?id=users/0');
+    expect(read.status).toBe(200);
+
+    // Back: it finds its lease lapsed, acquires a new epoch, reclaims acme, and passes the lease on.
+    host.kill('SIGCONT');
+    await until(
+      'a write once the host holds a lease again',
+      () => tenant.call('PUT', '/databases/shop/docs?id=users/back', { Name: 'Back' }),
+      (r) => r.status === 201,
+    );
+    expect(await store.getHost('h1')).toMatchObject({ epoch: 2, live: true });
+    expect(await store.getPlacement('acme')).toMatchObject({ hostId: 'h1', hostEpoch: 2, epoch: 2 });
+    expect((await call('POST', '/tenants/acme/wake')).status).toBe(200);
+  });
+
+  it('superseded by another registration of its host id: its tenants are told at once and it serves nothing', async () => {
+    const tenant = clients[0]!;
+    await store.acquireLease('h1', 'http://10.0.0.9:8081', 10, 3_600_000);
+    const refused = await until(
+      'a write after the lease was superseded',
+      () => tenant.call('PUT', '/databases/shop/docs?id=users/gone', { Name: 'Gone' }),
+      (r) => r.status !== 201,
+    );
+    expect(refused.json.code).toBe('LeaseExpired');
+    const woken = await call('POST', '/tenants/acme/wake');
+    expect(woken.status).toBe(503);
+    expect(ProblemSchema.parse(woken.body).code).toBe('LeaseExpired');
+  });
+});
+
+describe('the supervisor passes the lease on to a tenant started from a spare', () => {
+  it('at the hand-over and with every broadcast', async () => {
+    const tmp = makeTempDir('rookery-fleet-spare-');
+    let remainingMs = 60_000;
+    const supervisor = new TenantSupervisor(
+      loadHostConfig(
+        {},
+        {
+          dataDir: tmp.dir,
+          internalToken: TOKEN,
+          tenantLogLevel: 'error',
+          idleStopMs: 0,
+          startDeadlineMs: 60_000,
+        },
+      ),
+      {
+        logger: pino({ level: 'silent' }),
+        command: () => sourceTenantCommand(),
+        lease: { placementEpoch: () => 3, remainingMs: () => remainingMs },
+      },
+    );
+    const starts: boolean[] = [];
+    supervisor.on('started', (_id, info) => starts.push(info.fromSpare));
+    let tenant: TenantClient | undefined;
+    try {
+      await supervisor.sparesReady();
+      tenant = new TenantClient((await supervisor.wake('acme')).socketPath);
+      expect(starts).toEqual([true]);
+      expect((await tenant.call('PUT', '/admin/databases', { Name: 'Shop' })).status).toBe(201);
+      remainingMs = 0;
+      supervisor.broadcastLease(remainingMs);
+      const refused = await until(
+        'a write after the lease was lost',
+        () => tenant!.call('PUT', '/databases/shop/docs?id=users/1', { Name: 'Ada' }),
+        (r) => r.status !== 201,
+      );
+      expect(refused.json.code).toBe('LeaseExpired');
+      remainingMs = 60_000;
+      supervisor.broadcastLease(remainingMs);
+      await until(
+        'a write after the lease was renewed',
+        () => tenant!.call('PUT', '/databases/shop/docs?id=users/1', { Name: 'Ada' }),
+        (r) => r.status === 201,
+      );
+    } finally {
+      await tenant?.close();
+      await supervisor.shutdown(5_000);
+      tmp.cleanup();
+    }
+  }, 120_000);
+});

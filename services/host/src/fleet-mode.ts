@@ -1,0 +1,85 @@
+// Fleet mode (ROOKERY_HOST_ID set; docs/scale-out.md, "Host leases"): the host holds a lease on the
+// control store, passes it on to its tenants (at start and after every renewal), and serves only the
+// tenants placed on it under its live lease. Without ROOKERY_HOST_ID none of this exists: the host never
+// opens the control store and behaves as on one machine.
+import { type ControlStore, openControlStore } from '@rookery/control-store';
+import { RookeryError } from '@rookery/protocol';
+import type { Logger } from 'pino';
+import type { HostConfig } from './config.js';
+import { LeaseKeeper } from './lease-keeper.js';
+import { cacheMsFor, TenantOwnership } from './ownership.js';
+import type { TenantSupervisor } from './supervisor.js';
+import type { LeaseSource } from './tenant-process.js';
+
+export class FleetMode {
+  readonly ownership: TenantOwnership;
+  /** For the supervisor: what each tenant is started with. */
+  readonly leaseSource: LeaseSource;
+  /** Made by start(), once the address the host listens at is known. */
+  private keeper: LeaseKeeper | null = null;
+
+  private constructor(
+    private readonly store: ControlStore,
+    private readonly config: HostConfig,
+    private readonly hostId: string,
+    private readonly logger: Logger,
+  ) {
+    this.ownership = new TenantOwnership({
+      store,
+      liveEpoch: () => this.keeper?.liveEpoch() ?? null,
+      hostId,
+      cacheMs: cacheMsFor(config.leaseTtlMs),
+    });
+    this.leaseSource = {
+      placementEpoch: (tenantId) => {
+        const epoch = this.ownership.placementEpochOf(tenantId);
+        if (epoch === undefined) {
+          throw new RookeryError(
+            'TenantNotHere',
+            `Host ${hostId} has not confirmed that it owns tenant ${tenantId}; wake it through this host's API`,
+            { tenantId, owner: null, epoch: null },
+          );
+        }
+        return epoch;
+      },
+      remainingMs: () => this.keeper?.remainingMs() ?? 0,
+    };
+  }
+
+  /** Null on one machine (no ROOKERY_HOST_ID): the host then never touches the control store. */
+  static async open(config: HostConfig, logger: Logger): Promise<FleetMode | null> {
+    if (config.hostId === undefined) return null;
+    const store = await openControlStore({ dataDir: config.dataDir, databaseUrl: config.controlDatabaseUrl });
+    return new FleetMode(store, config, config.hostId, logger);
+  }
+
+  /**
+   * Acquires the lease (registering this host at `advertiseUrl`, else the address it listens on) and
+   * passes every renewal (and a lapse, as 0) on to the supervisor's tenants. Fails when the store
+   * cannot be reached: a host that holds no lease serves nothing.
+   */
+  async start(supervisor: TenantSupervisor, listeningAt: string): Promise<void> {
+    const address = this.config.advertiseUrl ?? listeningAt;
+    const keeper = new LeaseKeeper({
+      store: this.store,
+      hostId: this.hostId,
+      address,
+      capacity: this.config.hostCapacity,
+      ttlMs: this.config.leaseTtlMs,
+      logger: this.logger.child({ lease: this.hostId }),
+    });
+    const pass = () => supervisor.broadcastLease(keeper.remainingMs());
+    keeper.on('renewed', pass);
+    keeper.on('lapsed', pass);
+    keeper.on('superseded', pass);
+    this.keeper = keeper;
+    const lease = await keeper.start();
+    this.logger.info({ hostId: this.hostId, epoch: lease.epoch, address }, 'holding the host lease');
+  }
+
+  async close(): Promise<void> {
+    this.keeper?.stop();
+    await this.keeper?.settled();
+    await this.store.close();
+  }
+}
