@@ -188,6 +188,9 @@ export class LeaseKeeper extends EventEmitter<LeaseKeeperEvents> {
       this.emit('superseded', { epoch: this.epoch });
       return;
     }
+    // A lease the store says is gone while this host held it is re-acquired at once; any other failure
+    // (the store unreachable, or a new lease gone again before its reclaim) waits a retry interval.
+    const retryAtOnce = code === 'LeaseExpired' && this.phase === 'holding';
     if (code === 'LeaseExpired' || code === 'HostNotFound') {
       // The store (the authority) says the lease is gone, whatever this host's clock says; a reclaim that
       // failed so needs a new lease first.
@@ -201,7 +204,7 @@ export class LeaseKeeper extends EventEmitter<LeaseKeeperEvents> {
         ? 'could not acquire a host lease; trying again'
         : 'could not renew the host lease; trying again until it lapses',
     );
-    this.schedule(code === 'LeaseExpired' ? 0 : this.retryMs);
+    this.schedule(retryAtOnce ? 0 : this.retryMs);
   }
 
   /** A store call that does not answer within a renewal period counts as failed: the next attempt is not held up. */
