@@ -19,6 +19,7 @@ import pino from 'pino';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadHostConfig } from './config.js';
+import { FleetMode } from './fleet-mode.js';
 import { TenantSupervisor } from './supervisor.js';
 import { sourceTenantCommand } from './tenant-command.js';
 import { TenantClient } from './test-fixtures/tenant-client.js';
@@ -181,6 +182,28 @@ describe('a fleet host (ROOKERY_HOST_ID) on a real control store', () => {
     const woken = await call('POST', '/tenants/acme/wake');
     expect(woken.status).toBe(503);
     expect(ProblemSchema.parse(woken.body).code).toBe('LeaseExpired');
+  });
+});
+
+describe('without ROOKERY_HOST_ID', () => {
+  it('there is no fleet mode: the control store is never opened', async () => {
+    const tmp = makeTempDir('rookery-one-machine-');
+    try {
+      const config = loadHostConfig({ ROOKERY_DATA: tmp.dir, ROOKERY_INTERNAL_TOKEN: TOKEN });
+      expect(await FleetMode.open(config, pino({ level: 'silent' }))).toBeNull();
+      expect(fs.existsSync(path.join(tmp.dir, 'control'))).toBe(false);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it('fleet settings are checked at start, naming the variable', () => {
+    const env = { ROOKERY_INTERNAL_TOKEN: TOKEN, ROOKERY_HOST_ID: 'h1' };
+    expect(() => loadHostConfig({ ...env, ROOKERY_LEASE_TTL_MS: '50' })).toThrow(/ROOKERY_LEASE_TTL_MS/);
+    expect(() => loadHostConfig({ ...env, ROOKERY_HOST_ADVERTISE_URL: 'not a url' })).toThrow(
+      /ROOKERY_HOST_ADVERTISE_URL/,
+    );
+    expect(loadHostConfig(env)).toMatchObject({ hostId: 'h1', leaseTtlMs: 10_000, hostCapacity: 1_000 });
   });
 });
 

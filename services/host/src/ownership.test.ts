@@ -81,6 +81,28 @@ describe('TenantOwnership', () => {
     expect(await ownership.confirm('acme')).toBe(6);
   });
 
+  it('a burst of confirms of one tenant reads its placement from the store once', async () => {
+    const h3 = await store.acquireLease('h3', 'http://10.0.0.3:8081', 10, 60_000);
+    await store.createTenant({ id: 'busy', name: 'busy' });
+    await store.movePlacement('busy', (await store.placeTenant('busy')).epoch, 'h3');
+    let reads = 0;
+    const counted = {
+      getPlacement: (id: string) => {
+        reads++;
+        return store.getPlacement(id);
+      },
+    };
+    const ownership = new TenantOwnership({
+      store: counted,
+      liveEpoch: () => h3.epoch,
+      hostId: 'h3',
+      cacheMs: 500,
+    });
+    const epochs = await Promise.all(Array.from({ length: 20 }, () => ownership.confirm('busy')));
+    expect(new Set(epochs).size).toBe(1);
+    expect(reads).toBe(1);
+  });
+
   it('an unplaced tenant: 421 with no owner', async () => {
     const ownership = new TenantOwnership({ store, liveEpoch: () => 99, hostId: 'h1', cacheMs: 500 });
     expect((await refusal(ownership.confirm('bolt'))).details).toEqual({

@@ -3,7 +3,7 @@
 // every wake and stats request before a tenant is started or a byte of it read; a tenant placed elsewhere
 // answers 421 TenantNotHere naming the owner the store names, so the caller can go there.
 import { performance } from 'node:perf_hooks';
-import type { FleetStore } from '@rookery/control-store';
+import type { FleetStore, Placement } from '@rookery/control-store';
 import { RookeryError } from '@rookery/protocol';
 
 /** Longest a "this tenant is mine" answer is reused without asking the store (see cacheMsFor). */
@@ -40,6 +40,8 @@ interface Owned {
 
 export class TenantOwnership {
   private readonly owned = new Map<string, Owned>();
+  /** Store reads under way, by tenant: a burst of wakes of one tenant asks the store once. */
+  private readonly lookups = new Map<string, { asked: number; placement: Promise<Placement | null> }>();
   private readonly now: () => number;
 
   constructor(private readonly options: OwnershipOptions) {
@@ -61,9 +63,8 @@ export class TenantOwnership {
     }
     const cached = this.owned.get(tenantId);
     if (cached && cached.hostEpoch === live && cached.until > this.now()) return cached.placementEpoch;
-    // The entry's life counts from before the question: never longer than cacheMs after the store's answer.
-    const asked = this.now();
-    const placement = await this.options.store.getPlacement(tenantId);
+    const { asked, placement: reading } = this.lookup(tenantId);
+    const placement = await reading;
     if (placement && placement.hostId === this.options.hostId && placement.hostEpoch === live) {
       this.owned.set(tenantId, {
         placementEpoch: placement.epoch,
@@ -87,6 +88,19 @@ export class TenantOwnership {
         epoch: placement ? placement.epoch : null,
       },
     );
+  }
+
+  private lookup(tenantId: string): { asked: number; placement: Promise<Placement | null> } {
+    let lookup = this.lookups.get(tenantId);
+    if (!lookup) {
+      // The entry's life counts from before the question: never longer than cacheMs after the store's answer.
+      const placement = this.options.store
+        .getPlacement(tenantId)
+        .finally(() => this.lookups.delete(tenantId));
+      lookup = { asked: this.now(), placement };
+      this.lookups.set(tenantId, lookup);
+    }
+    return lookup;
   }
 
   /** The placement epoch this host last confirmed for the tenant (for its launches), if any. */
