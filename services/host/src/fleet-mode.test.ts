@@ -5,83 +5,51 @@
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type ControlStore, controlPaths, openSqliteControlStore } from '@rookery/control-store';
 import {
   HostTenantListSchema,
   HostTenantNotHereAnswerSchema,
   HostWakeAnswerSchema,
-  INTERNAL_TOKEN_HEADER,
   ProblemSchema,
 } from '@rookery/protocol';
-import { makeTempDir, spawnTs, waitForExit } from '@rookery/testkit';
+import { makeTempDir } from '@rookery/testkit';
 import pino from 'pino';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadHostConfig } from './config.js';
 import { FleetMode } from './fleet-mode.js';
 import { TenantSupervisor } from './supervisor.js';
 import { sourceTenantCommand } from './tenant-command.js';
+import { FLEET_TOKEN, type FleetHost, startFleetHost, until as untilOr } from './test-fixtures/fleet-host.js';
 import { TenantClient } from './test-fixtures/tenant-client.js';
 
-const HOST_MAIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'main.ts');
-const TOKEN = 'fleet-token-0123456789';
+const TOKEN = FLEET_TOKEN;
 const TTL = 1_500;
 /** Far above the lease: only a host or tenant that never gets there runs into it. */
 const GIVE_UP_MS = 40 * TTL;
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Asks until `done` holds for the answer; fails naming `what` and the last answer after GIVE_UP_MS. */
-async function until<T>(what: string, ask: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const giveUpAt = Date.now() + GIVE_UP_MS;
-  for (;;) {
-    const value = await ask();
-    if (done(value)) return value;
-    if (Date.now() > giveUpAt) throw new Error(`${what}: still ${JSON.stringify(value)}`);
-    await sleep(50);
-  }
-}
+const until = <T>(what: string, ask: () => Promise<T>, done: (value: T) => boolean) =>
+  untilOr(what, ask, done, GIVE_UP_MS);
 
 describe('a fleet host (ROOKERY_HOST_ID) on a real control store', () => {
   const tmp = makeTempDir('rookery-fleet-host-');
   const clients: TenantClient[] = [];
   let store: ControlStore;
+  let fleetHost: FleetHost;
   let host: ChildProcess;
   let address: string;
-
-  const call = async (method: 'GET' | 'POST', url: string) => {
-    const reply = await request(`${address}${url}`, { method, headers: { [INTERNAL_TOKEN_HEADER]: TOKEN } });
-    return { status: reply.statusCode, body: (await reply.body.json()) as unknown };
-  };
-  const wake = async (tenantId: string) =>
-    until(
-      `waking ${tenantId}`,
-      () => call('POST', `/tenants/${tenantId}/wake`),
-      (r) => r.status !== 503 || ProblemSchema.parse(r.body).code !== 'TenantStarting',
-    );
+  const call = (method: 'GET' | 'POST', url: string) => fleetHost.call(method, url);
+  const wake = (tenantId: string) => fleetHost.wake(tenantId);
 
   beforeAll(async () => {
     store = await openSqliteControlStore(controlPaths(tmp.dir).controlDatabase);
     for (const id of ['acme', 'bolt', 'cold']) await store.createTenant({ id, name: id });
-    host = spawnTs(HOST_MAIN, [], {
+    fleetHost = await startFleetHost({
       ROOKERY_DATA: tmp.dir,
-      ROOKERY_HOST_PORT: '0',
-      ROOKERY_INTERNAL_TOKEN: TOKEN,
-      ROOKERY_LOG_LEVEL: 'error',
-      ROOKERY_TENANT_LOG_LEVEL: 'error',
-      ROOKERY_TENANT_ENTRY: sourceTenantCommand().entry,
-      ROOKERY_SPARE_PROCESSES: '0',
-      ROOKERY_IDLE_STOP_MS: '0',
-      ROOKERY_START_DEADLINE_MS: '60000',
       ROOKERY_HOST_ID: 'h1',
       ROOKERY_LEASE_TTL_MS: String(TTL),
     });
-    host.stdout?.resume();
-    address = await new Promise<string>((resolve, reject) => {
-      host.once('message', (m) => resolve((m as { address: string }).address));
-      host.once('exit', (code) => reject(new Error(`the host exited (${code}) before it was ready`)));
-    });
+    host = fleetHost.process;
+    address = fleetHost.address;
     // The fleet as the test arranges it: acme on this host, bolt on another (h2, less loaded), cold nowhere.
     expect(await store.placeTenant('acme')).toMatchObject({ hostId: 'h1', epoch: 1, hostEpoch: 1 });
     await store.acquireLease('h2', 'http://10.0.0.2:8081', 10, 3_600_000);
@@ -90,11 +58,7 @@ describe('a fleet host (ROOKERY_HOST_ID) on a real control store', () => {
 
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
-    if (host && host.exitCode === null && host.signalCode === null) {
-      host.kill('SIGCONT');
-      host.kill('SIGTERM');
-      await waitForExit(host);
-    }
+    await fleetHost?.stop();
     await store?.close();
     tmp.cleanup();
   });
@@ -217,7 +181,7 @@ describe('the supervisor passes the lease on to a tenant started from a spare', 
         {
           dataDir: tmp.dir,
           internalToken: TOKEN,
-          tenantLogLevel: 'error',
+          tenantLogLevel: 'fatal',
           idleStopMs: 0,
           startDeadlineMs: 60_000,
         },

@@ -1,0 +1,84 @@
+// A real host process in fleet mode (ROOKERY_HOST_ID), its tenants from the tenant's source, for the
+// fleet tests: started, asked over HTTP with the internal token, and stopped (also when paused).
+import type { ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { INTERNAL_TOKEN_HEADER, ProblemSchema } from '@rookery/protocol';
+import { spawnTs, waitForExit } from '@rookery/testkit';
+import { request } from 'undici';
+import { sourceTenantCommand } from '../tenant-command.js';
+
+const HOST_MAIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'main.ts');
+export const FLEET_TOKEN = 'fleet-token-0123456789';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Asks until `done` holds for the answer; fails naming `what` and the last answer after `giveUpMs`. */
+export async function until<T>(
+  what: string,
+  ask: () => Promise<T>,
+  done: (value: T) => boolean,
+  giveUpMs = 60_000,
+): Promise<T> {
+  const giveUpAt = Date.now() + giveUpMs;
+  for (;;) {
+    const value = await ask();
+    if (done(value)) return value;
+    if (Date.now() > giveUpAt) throw new Error(`${what}: still ${JSON.stringify(value)}`);
+    await sleep(50);
+  }
+}
+
+export interface FleetHost {
+  process: ChildProcess;
+  address: string;
+  call(method: 'GET' | 'POST', url: string): Promise<{ status: number; body: unknown }>;
+  /** Wakes the tenant, asking again while it answers TenantStarting. */
+  wake(tenantId: string): Promise<{ status: number; body: unknown }>;
+  /** SIGTERM (after SIGCONT, should the test have paused it), and waits for the exit. */
+  stop(): Promise<void>;
+}
+
+/** Starts `main.ts` with these settings on top of the test ones, and resolves once it is ready. */
+export async function startFleetHost(env: Record<string, string>): Promise<FleetHost> {
+  const child = spawnTs(HOST_MAIN, [], {
+    ROOKERY_HOST_PORT: '0',
+    ROOKERY_INTERNAL_TOKEN: FLEET_TOKEN,
+    ROOKERY_LOG_LEVEL: 'error',
+    ROOKERY_TENANT_LOG_LEVEL: 'fatal',
+    ROOKERY_TENANT_ENTRY: sourceTenantCommand().entry,
+    ROOKERY_SPARE_PROCESSES: '0',
+    ROOKERY_IDLE_STOP_MS: '0',
+    ROOKERY_START_DEADLINE_MS: '60000',
+    ...env,
+  });
+  child.stdout?.resume();
+  const address = await new Promise<string>((resolve, reject) => {
+    child.once('message', (m) => resolve((m as { address: string }).address));
+    child.once('exit', (code) => reject(new Error(`the host exited (${code}) before it was ready`)));
+  });
+  const call = async (method: 'GET' | 'POST', url: string) => {
+    const reply = await request(`${address}${url}`, {
+      method,
+      headers: { [INTERNAL_TOKEN_HEADER]: FLEET_TOKEN },
+    });
+    return { status: reply.statusCode, body: (await reply.body.json()) as unknown };
+  };
+  return {
+    process: child,
+    address,
+    call,
+    wake: (tenantId) =>
+      until(
+        `waking ${tenantId}`,
+        () => call('POST', `/tenants/${tenantId}/wake`),
+        (r) => r.status !== 503 || ProblemSchema.parse(r.body).code !== 'TenantStarting',
+      ),
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGCONT');
+      child.kill('SIGTERM');
+      await waitForExit(child);
+    },
+  };
+}
