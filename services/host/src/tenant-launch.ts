@@ -37,9 +37,9 @@ export async function launchTenant(
   t: TenantRecord,
   deps: LaunchDependencies,
 ): Promise<{ proc: TenantProcess; fromSpare: boolean }> {
-  fs.mkdirSync(t.dir, { recursive: true });
-  // Read before anything starts: an unknown placement fails the start rather than run the tenant unfenced.
+  // Read before anything is made: an unknown placement fails the start rather than run the tenant unfenced.
   const epoch = deps.lease ? deps.lease.placementEpoch(t.id) : null;
+  fs.mkdirSync(t.dir, { recursive: true });
   /** The lease as it stands now (read again at each hand-over: a spare may take a while to be ready). */
   const lease = (): TenantLease | null =>
     deps.lease && epoch !== null
