@@ -449,7 +449,9 @@ describe('compileJsIndex: limits', () => {
   it('disposes the isolate on unbounded allocation; later calls fail clearly and the host survives', () => {
     const program = compile(
       { maps: ["map('Users', u => { const a = []; while (true) a.push(new Array(1e6).fill(1)); })"] },
-      { memoryMb: 32, timeoutMs: 10_000 },
+      // Time limits far above what filling 32 MB takes on a loaded machine: this test is about memory (with
+      // the default 250 ms per document, a starved allocation loop could be stopped by time first).
+      { memoryMb: 32, timeoutMs: 10_000, documentTimeoutMs: 10_000 },
     );
     const err = catchSandboxError(() => program.map('Users', [doc('users/1', 'Users', {})]));
     expect(err.code).toBe('IndexMemoryLimitExceeded');
