@@ -298,7 +298,10 @@ describe('JavaScript indexes', () => {
   });
 
   it('recovers from a reduce that hit the memory limit once the group that caused it is gone', async () => {
-    const limited = new DatabaseIndexer(tmp.dir, { sandbox: { memoryMb: 32, timeoutMs: 10_000 } });
+    // Time limits far above what reaching 32 MB takes, so a starved machine still names memory, not time.
+    const limited = new DatabaseIndexer(tmp.dir, {
+      sandbox: { memoryMb: 32, timeoutMs: 10_000, documentTimeoutMs: 10_000, batchTimeMs: 10_000 },
+    });
     try {
       await db.batch([
         { Type: 'PUT', Id: 'users/1', Document: doc('Users', { Team: 'red' }) },
