@@ -4,15 +4,10 @@
 // after authenticating a certificate. (The header exists only in this fixture.)
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type ControlStore, controlPaths, openControlStore, type Principal } from '@rookery/control-store';
+import type { Principal } from '@rookery/control-store';
+import { type EmbeddedControl, openEmbeddedControl } from '@rookery/control-store/testing';
 import { type JobQueue, jobQueueFile, openSqliteJobQueue } from '@rookery/jobs';
-import {
-  type CertificateAuthority,
-  loadOrCreateCertificateAuthority,
-  loadOrCreateMasterKey,
-} from '@rookery/pki';
 import { ROOKERY_JOB_TYPES, type RookeryJobTypes } from '@rookery/protocol';
-import { makeTempDir } from '@rookery/testkit';
 import pino from 'pino';
 import { buildControlApi, type ControlApi } from '../api/app.js';
 
@@ -22,31 +17,6 @@ export interface Reply {
   status: number;
   headers: Headers;
   json: Record<string, unknown> & { code?: string };
-}
-
-/** A fresh embedded control plane in a temp dir: the real SQLite store, CA and master key. */
-interface EmbeddedControl {
-  dataDir: string;
-  store: ControlStore;
-  ca: CertificateAuthority;
-  masterKey: Buffer;
-  close(): Promise<void>;
-}
-
-async function openEmbeddedControl(): Promise<EmbeddedControl> {
-  const { dir, cleanup } = makeTempDir('rookery-control-api-');
-  const paths = controlPaths(dir);
-  const store = await openControlStore({ dataDir: dir });
-  return {
-    dataDir: dir,
-    store,
-    ca: await loadOrCreateCertificateAuthority(paths.certificateAuthority),
-    masterKey: await loadOrCreateMasterKey(paths.masterKey),
-    async close() {
-      await store.close();
-      cleanup();
-    },
-  };
 }
 
 export interface ControlApiHarness extends EmbeddedControl {
