@@ -5,6 +5,7 @@
 // proves the database's own clock is used when none is injected.
 import { RookeryError } from '@rookery/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { failure } from '../test-fixtures/failure.js';
 import type { ControlStore } from './control-store.js';
 import type { FleetClock } from './fleet.js';
 import type { StoreBacking } from './store.contract.js';
@@ -15,16 +16,6 @@ export type FleetStoreFactory = (fleetClock?: FleetClock) => Promise<StoreBackin
 const T0 = 1_700_000_000_000;
 const TTL = 10_000;
 const address = (host: string) => `https://${host}.internal:8443`;
-
-async function failure(promise: Promise<unknown>): Promise<RookeryError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof RookeryError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
-}
 
 export function fleetStoreContract(factory: FleetStoreFactory): void {
   let backing: StoreBacking;

@@ -1,9 +1,9 @@
 // The one test suite every ControlStore must pass. sqlite-store.test.ts and
 // postgres-store.test.ts register it with their own factory, so both dialects
 // are held to exactly the same behaviour.
-import { RookeryError } from '@rookery/protocol';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { failure } from '../test-fixtures/failure.js';
 import type { ControlStore } from './control-store.js';
 import { KyselyControlStore } from './kysely-store.js';
 import { appliedMigrations, MIGRATIONS } from './migrations.js';
@@ -28,16 +28,6 @@ function kysely(store: ControlStore): KyselyControlStore {
   if (!(store instanceof KyselyControlStore))
     throw new Error('the contract inspects KyselyControlStore rows');
   return store;
-}
-
-async function failure(promise: Promise<unknown>): Promise<RookeryError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof RookeryError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
 }
 
 let serialCounter = 0;
