@@ -125,6 +125,13 @@ export interface FleetStore {
    */
   movePlacement(tenantId: string, expectedEpoch: number, toHostId: string): Promise<Placement>;
   /**
+   * The reaper's (and a drain's) move: movePlacement to the least loaded host that can take the tenant
+   * (active, live lease, room), never its current one. Same compare-and-swap: PlacementConflict when the
+   * placement is no longer at `expectedEpoch` (another reaper won: fine), NoHostAvailable when no other
+   * host can take it, TenantNotPlaced.
+   */
+  relocatePlacement(tenantId: string, expectedEpoch: number): Promise<Placement>;
+  /**
    * After a host re-acquired its lease (new epoch), takes back the tenants still
    * placed on it under an older host epoch, raising each one's placement epoch;
    * a tenant the reaper moved meanwhile is not among them. Fails with

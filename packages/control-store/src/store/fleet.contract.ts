@@ -267,6 +267,43 @@ export function fleetStoreContract(factory: FleetStoreFactory): void {
       expect(await store.getPlacement('b')).toMatchObject({ hostId: 'h1', epoch: 1 });
     });
 
+    it('relocates to the least loaded other host that can take it, by compare-and-swap: of two racing relocations one wins', async () => {
+      await hosts(10, 'h1', 'h2', 'h3', 'drained', 'full');
+      await store.acquireLease('full', address('full'), 1, TTL);
+      await store.drainHost('drained');
+      await tenants('a', 'b', 'c', 'd');
+      // Ties go by host id: d to "full" (now 1 of 1), then a, b, c to h1, h2, h3.
+      for (const id of ['d', 'a', 'b', 'c']) await store.placeTenant(id);
+      expect(await store.getPlacement('d')).toMatchObject({ hostId: 'full' });
+      // h1's a goes to the least loaded other live, active host with room (h2 and h3 tie: by id), never
+      // to itself, the draining host or the full one.
+      const a = (await store.getPlacement('a'))!;
+      expect(a.hostId).toBe('h1');
+      const moved = await store.relocatePlacement('a', a.epoch);
+      expect(moved).toMatchObject({ tenantId: 'a', hostId: 'h2', epoch: a.epoch + 1, hostEpoch: 1 });
+      // Two reapers relocating b from the same epoch: one move, the other PlacementConflict.
+      const b = (await store.getPlacement('b'))!;
+      const other = await another();
+      const results = await Promise.allSettled([
+        store.relocatePlacement('b', b.epoch),
+        other.relocatePlacement('b', b.epoch),
+      ]);
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      const lost = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')!;
+      expect((lost.reason as RookeryError).code).toBe('PlacementConflict');
+      expect((await store.getPlacement('b'))!.epoch).toBe(b.epoch + 1);
+      expect((await failure(store.relocatePlacement('nobody', 1))).code).toBe('TenantNotPlaced');
+      // Only expired hosts besides c's own: nowhere to go, and c stays where it is.
+      now += TTL;
+      await store.acquireLease('h3', address('h3'), 10, TTL);
+      const c = (await store.getPlacement('c'))!;
+      expect(c.hostId).toBe('h3');
+      const none = await failure(store.relocatePlacement('c', c.epoch));
+      expect(none.code).toBe('NoHostAvailable');
+      expect(none.status).toBe(503);
+      expect(await store.getPlacement('c')).toMatchObject({ hostId: c.hostId, epoch: c.epoch });
+    });
+
     it('retires only an empty host', async () => {
       await hosts(10, 'h1', 'h2');
       await tenants('a');

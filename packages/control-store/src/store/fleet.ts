@@ -279,11 +279,8 @@ export class FleetRecords implements FleetStore {
     if (!known) {
       throw new RookeryError('TenantNotFound', `There is no tenant "${tenant}" to place.`);
     }
-    // Least loaded first; each attempt re-checks room and lease under the host's lock.
-    const candidates = (await this.listHosts()).filter(
-      (h) => h.state === 'active' && h.live && h.placements < h.capacity,
-    );
-    candidates.sort((a, b) => a.placements - b.placements || a.hostId.localeCompare(b.hostId));
+    // Each attempt re-checks room and lease under the host's lock.
+    const candidates = await this.hostsWithRoom();
     for (const host of candidates) {
       const now = this.now();
       let inserted: number | undefined;
@@ -371,6 +368,39 @@ export class FleetRecords implements FleetStore {
       );
     }
     throw await this.whyUnavailable(target);
+  }
+
+  async relocatePlacement(tenantId: string, expectedEpoch: number): Promise<Placement> {
+    const tenant = parse(TenantKeySchema, tenantId, 'tenant id');
+    const expected = parse(EpochSchema, expectedEpoch, 'expected placement epoch');
+    const current = await this.getPlacement(tenant);
+    if (!current) {
+      throw new RookeryError(
+        'TenantNotPlaced',
+        `Tenant "${tenant}" is not placed on any host: place it first.`,
+      );
+    }
+    const candidates = (await this.hostsWithRoom()).filter((h) => h.hostId !== current.hostId);
+    for (const host of candidates) {
+      try {
+        // The compare-and-swap is movePlacement's: a placement moved meanwhile fails PlacementConflict here.
+        return await this.movePlacement(tenant, expected, host.hostId);
+      } catch (error) {
+        // Filled, drained or expired since the listing: the next candidate.
+        if (error instanceof RookeryError && error.code === 'HostUnavailable') continue;
+        throw error;
+      }
+    }
+    if (current.epoch !== expected) {
+      throw new RookeryError(
+        'PlacementConflict',
+        `Tenant "${tenant}" is at placement epoch ${current.epoch} (on host "${current.hostId}"), not ${expected}: it was moved meanwhile. Read its placement again and decide anew.`,
+      );
+    }
+    throw new RookeryError(
+      'NoHostAvailable',
+      `No host other than "${current.hostId}" can take tenant "${tenant}": none is active with a live lease and room (${candidates.length} tried). Add hosts or raise their capacity.`,
+    );
   }
 
   async reclaimPlacements(hostId: string, hostEpoch: number): Promise<Placement[]> {
@@ -470,6 +500,17 @@ export class FleetRecords implements FleetStore {
   }
 
   // ── shared pieces ───────────────────────────────────────────────────────
+
+  /**
+   * Where a tenant may go (placeTenant, relocatePlacement): active hosts with a live lease and room, the
+   * least loaded first, ties by id. A snapshot: the statement that places re-checks under the host's lock.
+   */
+  private async hostsWithRoom(): Promise<HostRecord[]> {
+    const candidates = (await this.listHosts()).filter(
+      (h) => h.state === 'active' && h.live && h.placements < h.capacity,
+    );
+    return candidates.sort((a, b) => a.placements - b.placements || a.hostId.localeCompare(b.hostId));
+  }
 
   /**
    * Takes the host row's write lock (a no-op update) so the next statement of

@@ -187,6 +187,7 @@ export class KyselyControlStore implements ControlStore {
     this.getPlacement = fleet.getPlacement.bind(fleet);
     this.listPlacements = fleet.listPlacements.bind(fleet);
     this.movePlacement = fleet.movePlacement.bind(fleet);
+    this.relocatePlacement = fleet.relocatePlacement.bind(fleet);
     this.reclaimPlacements = fleet.reclaimPlacements.bind(fleet);
     this.tenantsToReplace = fleet.tenantsToReplace.bind(fleet);
   }
@@ -505,6 +506,7 @@ export class KyselyControlStore implements ControlStore {
   readonly getPlacement: FleetRecords['getPlacement'];
   readonly listPlacements: FleetRecords['listPlacements'];
   readonly movePlacement: FleetRecords['movePlacement'];
+  readonly relocatePlacement: FleetRecords['relocatePlacement'];
   readonly reclaimPlacements: FleetRecords['reclaimPlacements'];
   readonly tenantsToReplace: FleetRecords['tenantsToReplace'];
 
