@@ -41,7 +41,14 @@ export type {
   ReplacementDecision,
   ReplacementReason,
 } from './store/fleet-store.js';
+export {
+  type GatewayDemand,
+  type GatewayFleetStore,
+  type GatewayFleetView,
+  MAX_DEMAND_ROWS,
+} from './store/gateways.js';
 export { openPostgresControlStore, type PostgresControlStoreOptions } from './store/postgres.js';
 export { openSqliteControlStore, type SqliteControlStoreOptions } from './store/sqlite.js';
 export { TOTP_STEPS_KEPT } from './store/two-factor.js';
 export * from './store/types.js';
+export { USAGE_FLUSH_IDS_KEPT_MS } from './store/usage.js';

@@ -3,6 +3,7 @@
 // and PostgreSQL (at scale) sit behind it with the same behaviour, proven by
 // one contract test suite run against both.
 import type { FleetStore } from './fleet-store.js';
+import type { GatewayFleetStore } from './gateways.js';
 import type {
   CertificateRecord,
   DatabaseRecord,
@@ -41,7 +42,7 @@ export interface CreatePrincipalInput {
  * fleet-store.ts). Lookups by key answer null when nothing matches; changes to
  * something missing fail with *NotFound.
  */
-export interface ControlStore extends FleetStore {
+export interface ControlStore extends FleetStore, GatewayFleetStore {
   readonly dialect: 'sqlite' | 'postgres';
 
   createTenant(input: CreateTenantInput): Promise<Tenant>;
@@ -116,8 +117,13 @@ export interface ControlStore extends FleetStore {
   /** Ends every session of a principal (e.g. after its authenticator was reset). */
   deleteTwoFactorSessions(principalId: string): Promise<void>;
 
-  /** Adds the counts to the (tenant, minute) rows, creating them as needed, in one transaction. */
-  addUsage(rows: readonly UsageRow[]): Promise<void>;
+  /**
+   * Adds the counts to the (tenant, minute) rows, creating them as needed, in one transaction. With a
+   * `flushId` (letters, digits, `.`, `_`, `:`, `-`; unique per flush, e.g. the gateway's id and a counter)
+   * the flush is added once: a retry of one already added (its answer lost after the commit) adds nothing
+   * and answers false. Ids are remembered for a day (USAGE_FLUSH_IDS_KEPT_MS).
+   */
+  addUsage(rows: readonly UsageRow[], flushId?: string): Promise<boolean>;
   /** Rows with fromMinute <= minute <= toMinute, ascending. */
   usage(tenantId: string, fromMinute: number, toMinute: number): Promise<UsageRow[]>;
 

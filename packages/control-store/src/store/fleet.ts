@@ -62,7 +62,7 @@ const HostStateSchema = z.enum(['active', 'draining', 'retired']);
 /** The test-only replacement for the database's clock (see the file comment). */
 export type FleetClock = () => number;
 
-function databaseClock(dialect: 'sqlite' | 'postgres'): RawBuilder<number> {
+export function databaseClock(dialect: 'sqlite' | 'postgres'): RawBuilder<number> {
   return dialect === 'postgres'
     ? sql<number>`cast(floor(extract(epoch from clock_timestamp()) * 1000) as bigint)`
     : // 'now' is the same for the whole statement in SQLite.

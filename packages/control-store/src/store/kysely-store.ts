@@ -15,13 +15,8 @@ import { z } from 'zod';
 import { parseInput as parse } from '../input.js';
 import type { ControlStore, CreatePrincipalInput, CreateTenantInput } from './control-store.js';
 import { type FleetClock, FleetRecords } from './fleet.js';
-import type {
-  CertificatesTable,
-  ControlSchema,
-  PrincipalsTable,
-  TenantsTable,
-  UsageMinutesTable,
-} from './schema.js';
+import { GatewayRecords } from './gateways.js';
+import type { CertificatesTable, ControlSchema, PrincipalsTable, TenantsTable } from './schema.js';
 import { bigint, brokenConstraint, corrupt, nullableBigint, principalNotFound, Time, text } from './sql.js';
 import { TwoFactorRecords } from './two-factor.js';
 import {
@@ -36,12 +31,8 @@ import {
   type RevokedCertificate,
   RoleSchema,
   type Tenant,
-  type UsageRow,
-  UsageRowSchema,
 } from './types.js';
-
-/** Rows per INSERT in addUsage: 6 parameters a row stays far below both dialects' limits. */
-const USAGE_CHUNK = 500;
+import { UsageRecords } from './usage.js';
 
 const PrincipalNameSchema = z.string().trim().min(1, 'a name cannot be empty').max(200);
 const TenantNameSchema = z.string().trim().min(1, 'a tenant name cannot be empty').max(200);
@@ -118,17 +109,6 @@ function toCertificate(row: Selectable<CertificatesTable>): CertificateRecord {
   };
 }
 
-function toUsage(row: Selectable<UsageMinutesTable>): UsageRow {
-  return {
-    tenantId: row.tenant_id,
-    minute: row.minute,
-    requests: row.requests,
-    bytesIn: row.bytes_in,
-    bytesOut: row.bytes_out,
-    workUnits: row.work_units,
-  };
-}
-
 /** Runs compiled writes in one transaction, in order; answers each one's affected row count. */
 export type BatchRunner = (queries: readonly CompiledQuery[]) => Promise<number[]>;
 
@@ -187,9 +167,14 @@ export class KyselyControlStore implements ControlStore {
     this.getPlacement = fleet.getPlacement.bind(fleet);
     this.listPlacements = fleet.listPlacements.bind(fleet);
     this.movePlacement = fleet.movePlacement.bind(fleet);
-    this.relocatePlacement = fleet.relocatePlacement.bind(fleet);
     this.reclaimPlacements = fleet.reclaimPlacements.bind(fleet);
     this.tenantsToReplace = fleet.tenantsToReplace.bind(fleet);
+    const usage = new UsageRecords(db, options.dialect, this.runBatch, options.fleetClock);
+    this.addUsage = usage.addUsage.bind(usage);
+    this.usage = usage.usage.bind(usage);
+    const gateways = new GatewayRecords(db, options.dialect, this.runBatch, options.fleetClock);
+    this.heartbeatGateway = gateways.heartbeatGateway.bind(gateways);
+    this.leaveGateway = gateways.leaveGateway.bind(gateways);
   }
 
   private readonly runBatch: BatchRunner;
@@ -506,68 +491,15 @@ export class KyselyControlStore implements ControlStore {
   readonly getPlacement: FleetRecords['getPlacement'];
   readonly listPlacements: FleetRecords['listPlacements'];
   readonly movePlacement: FleetRecords['movePlacement'];
-  readonly relocatePlacement: FleetRecords['relocatePlacement'];
   readonly reclaimPlacements: FleetRecords['reclaimPlacements'];
   readonly tenantsToReplace: FleetRecords['tenantsToReplace'];
 
-  // ── usage ────────────────────────────────────────────────────────────────
+  // ── usage (usage.ts) and gateways (gateways.ts) ─────────────────────────
 
-  async addUsage(rows: readonly UsageRow[]): Promise<void> {
-    // Sum repeats of a (tenant, minute) first: one INSERT … ON CONFLICT may
-    // not touch the same row twice (PostgreSQL refuses it).
-    const merged = new Map<string, UsageMinutesTable>();
-    for (const input of rows) {
-      const r = parse(UsageRowSchema, input, 'usage row');
-      const key = `${r.tenantId}\u0000${r.minute}`;
-      const row = merged.get(key);
-      if (row) {
-        row.requests += r.requests;
-        row.bytes_in += r.bytesIn;
-        row.bytes_out += r.bytesOut;
-        row.work_units += r.workUnits;
-      } else {
-        merged.set(key, {
-          tenant_id: r.tenantId,
-          minute: r.minute,
-          requests: r.requests,
-          bytes_in: r.bytesIn,
-          bytes_out: r.bytesOut,
-          work_units: r.workUnits,
-        });
-      }
-    }
-    if (merged.size === 0) return;
-    const all = [...merged.values()];
-    const inserts = [];
-    for (let i = 0; i < all.length; i += USAGE_CHUNK) {
-      inserts.push(
-        this.db
-          .insertInto('usage_minutes')
-          .values(all.slice(i, i + USAGE_CHUNK))
-          .onConflict((oc) =>
-            oc.columns(['tenant_id', 'minute']).doUpdateSet((eb) => ({
-              requests: eb('usage_minutes.requests', '+', eb.ref('excluded.requests')),
-              bytes_in: eb('usage_minutes.bytes_in', '+', eb.ref('excluded.bytes_in')),
-              bytes_out: eb('usage_minutes.bytes_out', '+', eb.ref('excluded.bytes_out')),
-              work_units: eb('usage_minutes.work_units', '+', eb.ref('excluded.work_units')),
-            })),
-          ),
-      );
-    }
-    await this.batch(inserts);
-  }
-
-  async usage(tenant: string, fromMinute: number, toMinute: number): Promise<UsageRow[]> {
-    const rows = await this.db
-      .selectFrom('usage_minutes')
-      .selectAll()
-      .where('tenant_id', '=', tenant)
-      .where('minute', '>=', fromMinute)
-      .where('minute', '<=', toMinute)
-      .orderBy('minute')
-      .execute();
-    return rows.map(toUsage);
-  }
+  readonly addUsage: UsageRecords['addUsage'];
+  readonly usage: UsageRecords['usage'];
+  readonly heartbeatGateway: GatewayRecords['heartbeatGateway'];
+  readonly leaveGateway: GatewayRecords['leaveGateway'];
 
   close(): Promise<void> {
     this.closed ??= (async () => {

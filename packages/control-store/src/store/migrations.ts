@@ -162,6 +162,38 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
       await db.schema.createIndex('placements_host').on('placements').columns(['host_id']).execute();
     },
   },
+  // Several gateways (gateways.ts): each one's heartbeat, with how many requests each tenant sent it in its
+  // last interval, so that they share a tenant's rate by where its traffic arrives; and the usage flushes
+  // already added, so that a flush retried after an answer lost on the way back is not counted twice.
+  '0004_gateways': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('gateways')
+        .addColumn('gateway_id', 'text', (c) => c.primaryKey())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('gateway_demand')
+        .addColumn('gateway_id', 'text', (c) =>
+          c.notNull().references('gateways.gateway_id').onDelete('cascade'),
+        )
+        .addColumn('tenant_id', 'text', (c) => c.notNull())
+        .addColumn('requests', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('gateway_demand_pk', ['gateway_id', 'tenant_id'])
+        .execute();
+      await db.schema
+        .createIndex('gateway_demand_tenant')
+        .on('gateway_demand')
+        .columns(['tenant_id'])
+        .execute();
+      await db.schema
+        .createTable('usage_flushes')
+        .addColumn('flush_id', 'text', (c) => c.primaryKey())
+        .addColumn('added_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('usage_flushes_added').on('usage_flushes').columns(['added_at']).execute();
+    },
+  },
 };
 
 class InCodeMigrations implements MigrationProvider {

@@ -2,6 +2,7 @@ import { type PostgresServer, startPostgres } from '@rookery/testkit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FleetStoreFactory, fleetDatabaseClockContract, fleetStoreContract } from './fleet.contract.js';
+import { gatewayStoreContract } from './gateways.contract.js';
 import { MIGRATIONS } from './migrations.js';
 import { openPostgresControlStore } from './postgres.js';
 import { controlStoreContract } from './store.contract.js';
@@ -38,6 +39,7 @@ describe('PostgreSQL control store: the fleet', () => {
   };
   fleetStoreContract(fleetFactory);
   fleetDatabaseClockContract(fleetFactory);
+  gatewayStoreContract(fleetFactory);
 });
 
 describe('PostgreSQL control store: the server', () => {

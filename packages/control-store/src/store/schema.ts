@@ -97,6 +97,25 @@ export interface UsageMinutesTable {
   work_units: number;
 }
 
+/** A gateway's heartbeat (gateways.ts); expires_at on the database's clock. */
+export interface GatewaysTable {
+  gateway_id: string;
+  expires_at: number;
+}
+
+/** Requests a tenant sent one gateway in that gateway's last heartbeat interval. */
+export interface GatewayDemandTable {
+  gateway_id: string;
+  tenant_id: string;
+  requests: number;
+}
+
+/** A usage flush already added (its id), kept a day so that a retry of it adds nothing. */
+export interface UsageFlushesTable {
+  flush_id: string;
+  added_at: number;
+}
+
 export interface ControlSchema {
   tenants: TenantsTable;
   databases: DatabasesTable;
@@ -109,4 +128,7 @@ export interface ControlSchema {
   two_factor_sessions: TwoFactorSessionsTable;
   two_factor_attempts: TwoFactorAttemptsTable;
   usage_minutes: UsageMinutesTable;
+  gateways: GatewaysTable;
+  gateway_demand: GatewayDemandTable;
+  usage_flushes: UsageFlushesTable;
 }

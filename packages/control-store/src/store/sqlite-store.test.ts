@@ -4,6 +4,7 @@ import { makeTempDir, spawnTs, waitForExit } from '@rookery/testkit';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { type FleetStoreFactory, fleetDatabaseClockContract, fleetStoreContract } from './fleet.contract.js';
+import { gatewayStoreContract } from './gateways.contract.js';
 import { KyselyControlStore } from './kysely-store.js';
 import { openSqliteControlStore } from './sqlite.js';
 import { controlStoreContract } from './store.contract.js';
@@ -34,6 +35,7 @@ describe('SQLite control store: the fleet', () => {
   };
   fleetStoreContract(fleetFactory);
   fleetDatabaseClockContract(fleetFactory);
+  gatewayStoreContract(fleetFactory);
 });
 
 describe('SQLite control store: the file', () => {
