@@ -4,6 +4,8 @@
 //   urn:rookery:tenant:<tenantId>   or   urn:rookery:operator   (tenantId null)
 //   urn:rookery:kind:<program|person>
 // Ids are percent-encoded (encodeURIComponent), so any id is a valid URI and reads back exactly.
+// Rookery's own services (a gateway reaching a fleet host) carry one name instead, never a principal:
+//   urn:rookery:service:<gateway|host|worker>
 export type PrincipalKind = 'program' | 'person';
 
 export const URN_PRINCIPAL = 'urn:rookery:principal:';
@@ -11,6 +13,22 @@ export const URN_TENANT = 'urn:rookery:tenant:';
 export const URN_OPERATOR = 'urn:rookery:operator';
 export const URN_KIND = 'urn:rookery:kind:';
 export const PRINCIPAL_KINDS: readonly PrincipalKind[] = ['program', 'person'];
+export const URN_SERVICE = 'urn:rookery:service:';
+
+/** The services of Rookery that present a certificate to one another. */
+export type ServiceKind = 'gateway' | 'host' | 'worker';
+export const SERVICE_KINDS: readonly ServiceKind[] = ['gateway', 'host', 'worker'];
+
+/**
+ * The service a certificate's URI names stand for: exactly one `urn:rookery:` name, a service one, or null.
+ * A service certificate carries no principal, so `identityFromUris` refuses it (it is no client's).
+ */
+export function serviceFromUris(uris: readonly string[]): ServiceKind | null {
+  const ours = uris.filter((uri) => uri.startsWith('urn:rookery:'));
+  if (ours.length !== 1 || !ours[0]!.startsWith(URN_SERVICE)) return null;
+  const name = ours[0]!.slice(URN_SERVICE.length);
+  return SERVICE_KINDS.find((kind) => kind === name) ?? null;
+}
 
 /** OID of the clientAuth extended key usage. */
 export const EKU_CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';

@@ -83,7 +83,7 @@ function parse(cert: Buffer | string): X509Certificate {
  * ambiguous (CVE-2021-44532); Rookery's own URIs are percent-encoded and never need that,
  * so a quoted entry is decoded and then simply fails to match if it was not ours.
  */
-function uriNames(subjectAltName: string | undefined): string[] {
+export function uriNames(subjectAltName: string | undefined): string[] {
   if (subjectAltName === undefined || subjectAltName.length === 0) return [];
   const uris: string[] = [];
   let index = 0;

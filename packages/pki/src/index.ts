@@ -11,13 +11,24 @@ export {
   type LoadOrCreateOptions,
   loadOrCreateCertificateAuthority,
 } from './ca.js';
+export {
+  type CertificateFiles,
+  type CertificatePair,
+  ensureCertificatePair,
+  RENEW_BEFORE_MS,
+  readCertificatePair,
+  writeCertificatePair,
+} from './certificate-files.js';
 export { isPkiError, PkiError, type PkiErrorCode, PkiErrorCodes } from './errors.js';
 export { type CertificateIdentity, identityOf } from './identity.js';
 export {
   type PrincipalKind,
+  SERVICE_KINDS,
+  type ServiceKind,
   URN_KIND,
   URN_OPERATOR,
   URN_PRINCIPAL,
+  URN_SERVICE,
   URN_TENANT,
 } from './identity-encoding.js';
 export {
@@ -25,7 +36,10 @@ export {
   type IssuedCertificate,
   issueClientCertificate,
   issueServerCertificate,
+  issueServiceCertificate,
   type ServerCertificateOptions,
+  type ServiceCertificateOptions,
 } from './issue.js';
 export { type Pkcs12Options, toPkcs12 } from './pkcs12.js';
 export { loadOrCreateMasterKey, openSecret, sealSecret } from './sealed-secret.js';
+export { serviceOf } from './service-identity.js';

@@ -22,6 +22,9 @@ import {
   identityUris,
   PRINCIPAL_KINDS,
   type PrincipalKind,
+  SERVICE_KINDS,
+  type ServiceKind,
+  URN_SERVICE,
 } from './identity-encoding.js';
 import { generateKeyPair } from './keys.js';
 import { x509 } from './x509.js';
@@ -93,7 +96,7 @@ export async function issueClientCertificate(
     subject: commonNameSubject(name),
     validDays: assertValidDays(options.validDays),
     subjectAltNames: identityUris({ principalId, tenantId, kind }).map((value) => ({ type: 'url', value })),
-    extendedKeyUsage: EKU_CLIENT_AUTH,
+    extendedKeyUsage: [EKU_CLIENT_AUTH],
   });
 }
 
@@ -102,13 +105,25 @@ export async function issueServerCertificate(
   ca: CertificateAuthority,
   options: ServerCertificateOptions,
 ): Promise<IssuedCertificate> {
-  if (!Array.isArray(options.hosts) || options.hosts.length === 0) {
+  const names = hostNames(options.hosts);
+  const first = names[0]!.value;
+  return issueLeaf(ca, {
+    subject: commonNameSubject(first.length <= 64 ? first : 'Rookery server'),
+    validDays: assertValidDays(options.validDays),
+    subjectAltNames: names,
+    extendedKeyUsage: [EKU_SERVER_AUTH],
+  });
+}
+
+/** DNS names and IP addresses as subject alternative names; PkiError for anything else. */
+function hostNames(hosts: unknown): x509.JsonGeneralName[] {
+  if (!Array.isArray(hosts) || hosts.length === 0) {
     throw new PkiError('InvalidCertificateRequest', 'hosts must name at least one DNS name or IP address.', {
       field: 'hosts',
     });
   }
   const names: x509.JsonGeneralName[] = [];
-  for (const raw of options.hosts) {
+  for (const raw of hosts) {
     const host = typeof raw === 'string' ? raw.trim() : '';
     const unbracketed = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
     if (isIP(unbracketed) !== 0) {
@@ -125,12 +140,42 @@ export async function issueServerCertificate(
       );
     }
   }
-  const first = names[0]!.value;
+  return names;
+}
+
+export interface ServiceCertificateOptions {
+  service: ServiceKind;
+  /**
+   * DNS names and IP addresses it also serves TLS on (a fleet host's relay); none for a certificate that
+   * only connects (the gateway's, presented to hosts).
+   */
+  hosts?: string[];
+  validDays: number;
+}
+
+/**
+ * Issues the certificate a Rookery service presents to another one over mutual TLS: clientAuth, naming the
+ * service (`urn:rookery:service:<kind>`), and serverAuth for `hosts` when given. It names no principal, so
+ * the public gateway refuses it as a client's.
+ */
+export async function issueServiceCertificate(
+  ca: CertificateAuthority,
+  options: ServiceCertificateOptions,
+): Promise<IssuedCertificate> {
+  if (!SERVICE_KINDS.includes(options.service)) {
+    throw new PkiError('InvalidCertificateRequest', `service must be one of ${SERVICE_KINDS.join(', ')}.`, {
+      field: 'service',
+    });
+  }
+  const serves = options.hosts !== undefined && options.hosts.length > 0;
   return issueLeaf(ca, {
-    subject: commonNameSubject(first.length <= 64 ? first : 'Rookery server'),
+    subject: commonNameSubject(`Rookery ${options.service}`),
     validDays: assertValidDays(options.validDays),
-    subjectAltNames: names,
-    extendedKeyUsage: EKU_SERVER_AUTH,
+    subjectAltNames: [
+      { type: 'url', value: URN_SERVICE + options.service },
+      ...(serves ? hostNames(options.hosts) : []),
+    ],
+    extendedKeyUsage: serves ? [EKU_CLIENT_AUTH, EKU_SERVER_AUTH] : [EKU_CLIENT_AUTH],
   });
 }
 
@@ -148,7 +193,7 @@ interface LeafSpec {
   subject: x509.Name;
   validDays: number;
   subjectAltNames: x509.JsonGeneralName[];
-  extendedKeyUsage: string;
+  extendedKeyUsage: string[];
 }
 
 async function issueLeaf(ca: CertificateAuthority, spec: LeafSpec): Promise<IssuedCertificate> {
@@ -171,7 +216,7 @@ async function issueLeaf(ca: CertificateAuthority, spec: LeafSpec): Promise<Issu
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension([spec.extendedKeyUsage], false),
+      new x509.ExtendedKeyUsageExtension(spec.extendedKeyUsage, false),
       new x509.SubjectAlternativeNameExtension(spec.subjectAltNames, false),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
       new x509.AuthorityKeyIdentifierExtension(signer.authorityKeyId, false),

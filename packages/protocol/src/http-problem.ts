@@ -9,6 +9,27 @@ import { invalidRequest, RookeryError } from './errors.js';
 /** The media type of every error answer (RFC 9457). */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
+/**
+ * A problem as a whole HTTP/1.1 response in bytes, for a socket that has no response object: an upgrade
+ * refused (the gateway's WebSockets, a host's relay). The connection closes after it: an upgrade
+ * request's connection is never reused. `statusText` is the reason phrase.
+ */
+export function rawProblemResponse(
+  problem: { status: number },
+  statusText: string,
+  retryAfterSeconds: number | null = null,
+): string {
+  const body = JSON.stringify(problem);
+  const head = [
+    `HTTP/1.1 ${problem.status} ${statusText}`,
+    `content-type: ${PROBLEM_CONTENT_TYPE}`,
+    `content-length: ${Buffer.byteLength(body)}`,
+    'connection: close',
+  ];
+  if (retryAfterSeconds !== null) head.push(`retry-after: ${retryAfterSeconds}`);
+  return `${head.join('\r\n')}\r\n\r\n${body}`;
+}
+
 export interface ThrownErrorContext {
   /** The server's body limit, named in the 413 answer. */
   maxBodyBytes: number;

@@ -3,7 +3,7 @@
 // starting). A refusal leaves one of two ways: as the HTTP response of a request, or written on the raw
 // socket of a WebSocket upgrade the gateway did not make, where no ServerResponse exists.
 import http from 'node:http';
-import { type ErrorCode, RookeryError } from '@rookery/protocol';
+import { type ErrorCode, RookeryError, rawProblemResponse as rawProblem } from '@rookery/protocol';
 
 export class Refusal extends RookeryError {
   constructor(
@@ -48,14 +48,5 @@ export function sendProblem(response: http.ServerResponse, error: RookeryError):
  * the connection closes after it (an upgrade request's connection is never reused).
  */
 export function rawProblemResponse(error: RookeryError): string {
-  const body = JSON.stringify(error.toProblem());
-  const head = [
-    `HTTP/1.1 ${error.status} ${http.STATUS_CODES[error.status] ?? 'Error'}`,
-    'content-type: application/problem+json',
-    `content-length: ${Buffer.byteLength(body)}`,
-    'connection: close',
-  ];
-  const retryAfter = retryAfterOf(error);
-  if (retryAfter !== null) head.push(`retry-after: ${retryAfter}`);
-  return `${head.join('\r\n')}\r\n\r\n${body}`;
+  return rawProblem(error.toProblem(), http.STATUS_CODES[error.status] ?? 'Error', retryAfterOf(error));
 }

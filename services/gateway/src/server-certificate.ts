@@ -1,54 +1,62 @@
-// The gateway's own TLS certificate: issued by the embedded CA on first start
-// (or dropped in by an operator), and re-read whenever its files change, so
-// a rotation needs no restart: new handshakes get the new certificate while
-// open connections keep the one they negotiated.
-import { X509Certificate } from 'node:crypto';
+// The gateway's own TLS certificates, issued by the embedded CA on first start (or dropped in by an
+// operator) and kept as files (@rookery/pki, certificate-files.ts). The server certificate is re-read
+// whenever its files change, so a rotation needs no restart: new handshakes get the new certificate while
+// open connections keep the one they negotiated. In fleet routing the gateway also holds a client
+// certificate naming it as the gateway service, which fleet hosts' relays require.
 import fs from 'node:fs';
 import path from 'node:path';
-import { type CertificateAuthority, issueServerCertificate } from '@rookery/pki';
+import {
+  type CertificateAuthority,
+  type CertificateFiles,
+  ensureCertificatePair,
+  issueServerCertificate,
+  issueServiceCertificate,
+  readCertificatePair,
+  writeCertificatePair,
+} from '@rookery/pki';
 import type { ServerCertificate } from './gateway.js';
 
 export const SERVER_CERT_FILE = 'server.crt';
 export const SERVER_KEY_FILE = 'server.key';
-const RENEW_BEFORE_MS = 30 * 24 * 60 * 60_000;
+/** Beside the server certificate: the one the gateway presents to fleet hosts. */
+export const RELAY_CLIENT_CERT_FILE = 'relay-client.crt';
+export const RELAY_CLIENT_KEY_FILE = 'relay-client.key';
+
+const serverFiles = (directory: string): CertificateFiles => ({
+  directory,
+  certFile: SERVER_CERT_FILE,
+  keyFile: SERVER_KEY_FILE,
+});
 
 export function readServerCertificate(directory: string): ServerCertificate | null {
-  try {
-    return {
-      certPem: fs.readFileSync(path.join(directory, SERVER_CERT_FILE), 'utf8'),
-      keyPem: fs.readFileSync(path.join(directory, SERVER_KEY_FILE), 'utf8'),
-    };
-  } catch {
-    return null;
-  }
+  return readCertificatePair(serverFiles(directory));
 }
 
 /** Writes key then certificate, each atomically: a watcher never sees a certificate without its key. */
 export function writeServerCertificate(directory: string, certificate: ServerCertificate): void {
-  fs.mkdirSync(directory, { recursive: true });
-  const write = (file: string, text: string, mode: number) => {
-    const target = path.join(directory, file);
-    fs.writeFileSync(`${target}.tmp`, text, { mode });
-    fs.renameSync(`${target}.tmp`, target);
-  };
-  write(SERVER_KEY_FILE, certificate.keyPem, 0o600);
-  write(SERVER_CERT_FILE, certificate.certPem, 0o644);
+  writeCertificatePair(serverFiles(directory), certificate);
 }
 
 /** The certificate in `directory`, issued (for `hosts`) if missing or about to expire. */
-export async function ensureServerCertificate(
+export function ensureServerCertificate(
   ca: CertificateAuthority,
   directory: string,
   hosts: string[],
 ): Promise<ServerCertificate> {
-  const existing = readServerCertificate(directory);
-  if (existing && Date.parse(new X509Certificate(existing.certPem).validTo) - Date.now() > RENEW_BEFORE_MS) {
-    return existing;
-  }
-  const issued = await issueServerCertificate(ca, { hosts, validDays: 397 });
-  const certificate = { certPem: issued.certPem, keyPem: issued.keyPem };
-  writeServerCertificate(directory, certificate);
-  return certificate;
+  return ensureCertificatePair(serverFiles(directory), () =>
+    issueServerCertificate(ca, { hosts, validDays: 397 }),
+  );
+}
+
+/** The gateway's client certificate for fleet hosts' relays, in `directory`, issued if missing or about to expire. */
+export function ensureRelayClientCertificate(
+  ca: CertificateAuthority,
+  directory: string,
+): Promise<ServerCertificate> {
+  return ensureCertificatePair(
+    { directory, certFile: RELAY_CLIENT_CERT_FILE, keyFile: RELAY_CLIENT_KEY_FILE },
+    () => issueServiceCertificate(ca, { service: 'gateway', validDays: 397 }),
+  );
 }
 
 /** Calls `onChange` with the new pair whenever the certificate file changes (polled once a second). */

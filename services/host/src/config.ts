@@ -54,12 +54,30 @@ export const HostConfigSchema = z.object({
   hostId: z.string().trim().min(1).max(100).optional(),
   /** The control store (PostgreSQL) in fleet mode; unset: the embedded SQLite file under dataDir. */
   controlDatabaseUrl: z.string().min(1).optional(),
-  /** The URL gateways reach this host at (recorded with its lease); default: http://<host>:<port>. */
+  /** The URL gateways reach this host at (recorded with its lease); default: its relay, https://<relayHost>:<relayPort>. */
   advertiseUrl: z.string().url().optional(),
   /** The lease's time to live: renewed every third of it; tenants stop acknowledging writes when it lapses. */
   leaseTtlMs: z.coerce.number().int().min(FLEET_LIMITS.minTtlMs).max(FLEET_LIMITS.maxTtlMs).default(10_000),
   /** The most tenants the control store places on this host. */
   hostCapacity: z.coerce.number().int().min(1).max(FLEET_LIMITS.maxCapacity).default(1_000),
+  /** The relay port's address (mutual TLS, for gateways on other machines; relay-server.ts); default: `host`. */
+  relayHost: z.string().min(1).optional(),
+  relayPort: z.coerce.number().int().min(0).max(65535).default(8082),
+  /** Names the relay's certificate is issued for (comma-separated), besides the relay's address. */
+  relayNames: z
+    .preprocess(
+      (v) =>
+        typeof v === 'string'
+          ? v
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : v,
+      z.array(z.string().min(1)),
+    )
+    .default(['localhost', '127.0.0.1', '::1']),
+  /** Rookery's CA (ca.crt and ca.key), which issues the relay's certificate; default: <dataDir>/control/ca. */
+  caDir: z.string().min(1).optional(),
 });
 export type HostConfig = z.infer<typeof HostConfigSchema>;
 
@@ -89,10 +107,23 @@ const ENV_NAMES: Record<keyof HostConfig, string> = {
   advertiseUrl: 'ROOKERY_HOST_ADVERTISE_URL',
   leaseTtlMs: 'ROOKERY_LEASE_TTL_MS',
   hostCapacity: 'ROOKERY_HOST_CAPACITY',
+  relayHost: 'ROOKERY_HOST_RELAY_ADDRESS',
+  relayPort: 'ROOKERY_HOST_RELAY_PORT',
+  relayNames: 'ROOKERY_HOST_RELAY_NAMES',
+  caDir: 'ROOKERY_CA_DIR',
 };
 
 /** The settings of fleet mode only: the supervisor never reads them. */
-export type FleetConfigKey = 'hostId' | 'controlDatabaseUrl' | 'advertiseUrl' | 'leaseTtlMs' | 'hostCapacity';
+export type FleetConfigKey =
+  | 'hostId'
+  | 'controlDatabaseUrl'
+  | 'advertiseUrl'
+  | 'leaseTtlMs'
+  | 'hostCapacity'
+  | 'relayHost'
+  | 'relayPort'
+  | 'relayNames'
+  | 'caDir';
 
 /** Reads the configuration; a bad value stops start-up with a message naming the variable. */
 export function loadHostConfig(

@@ -36,7 +36,7 @@ describe('a fleet host (ROOKERY_HOST_ID) on a real control store', () => {
   let store: ControlStore;
   let fleetHost: FleetHost;
   let host: ChildProcess;
-  let address: string;
+  let relayAddress: string;
   const call = (method: 'GET' | 'POST', url: string) => fleetHost.call(method, url);
   const wake = (tenantId: string) => fleetHost.wake(tenantId);
 
@@ -49,7 +49,7 @@ describe('a fleet host (ROOKERY_HOST_ID) on a real control store', () => {
       ROOKERY_LEASE_TTL_MS: String(TTL),
     });
     host = fleetHost.process;
-    address = fleetHost.address;
+    relayAddress = fleetHost.relayAddress;
     // The fleet as the test arranges it: acme on this host, bolt on another (h2, less loaded), cold nowhere.
     expect(await store.placeTenant('acme')).toMatchObject({ hostId: 'h1', epoch: 1, hostEpoch: 1 });
     await store.acquireLease('h2', 'http://10.0.0.2:8081', 10, 3_600_000);
@@ -64,7 +64,7 @@ describe('a fleet host (ROOKERY_HOST_ID) on a real control store', () => {
   });
 
   it('registered itself with its lease at start', async () => {
-    expect(await store.getHost('h1')).toMatchObject({ epoch: 1, live: true, address });
+    expect(await store.getHost('h1')).toMatchObject({ epoch: 1, live: true, address: relayAddress });
   });
 
   it('answers 421 TenantNotHere, naming the owner and epoch, for a tenant placed elsewhere or nowhere, before starting it', async () => {

@@ -4,6 +4,8 @@
 import pino from 'pino';
 import { loadHostConfig } from './config.js';
 import { FleetMode } from './fleet-mode.js';
+import { buildRelayServer } from './relay-server.js';
+import { loadRelayTls } from './relay-tls.js';
 import { buildHostServer } from './server.js';
 import { TenantSupervisor } from './supervisor.js';
 
@@ -20,9 +22,23 @@ const app = buildHostServer({
 });
 const address = await app.listen({ host: config.host, port: config.port });
 logger.info({ address, dataDir: config.dataDir }, 'host listening');
+// Fleet mode: the relay port (mutual TLS) is how gateways on other machines reach this host's tenants;
+// its address is the one registered with the lease unless ROOKERY_HOST_ADVERTISE_URL says otherwise.
+const relay =
+  fleet &&
+  buildRelayServer({
+    supervisor,
+    internalToken: config.internalToken,
+    logger,
+    ownership: fleet.ownership,
+    tls: await loadRelayTls(config),
+  });
+const relayAddress =
+  relay && (await relay.listen({ host: config.relayHost ?? config.host, port: config.relayPort }));
+if (relayAddress) logger.info({ relayAddress }, 'relay listening');
 // Until the lease is held, every tenant request answers 503 LeaseExpired (no live lease).
-await fleet?.start(supervisor, address);
-if (process.send) process.send({ ready: true, address });
+await fleet?.start(supervisor, relayAddress ?? address);
+if (process.send) process.send({ ready: true, address, ...(relayAddress && { relayAddress }) });
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
@@ -30,7 +46,11 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   logger.info({ signal }, 'shutting down: stopping the API, then every tenant');
   // Tenants get the whole deadline; the API only stops taking requests.
-  const [, result] = await Promise.all([app.close(), supervisor.shutdown(config.shutdownDeadlineMs)]);
+  const [, , result] = await Promise.all([
+    app.close(),
+    relay?.close(),
+    supervisor.shutdown(config.shutdownDeadlineMs),
+  ]);
   await fleet?.close();
   logger.info(result, 'host stopped');
   process.exit(0);

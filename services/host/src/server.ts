@@ -2,6 +2,7 @@
 // read its stats without waking it, list, stop and purge (delete) tenants, Prometheus metrics. Every request needs the
 // shared token; every error is problem+json with a stable code.
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { SecureContextOptions } from 'node:tls';
 import {
   type HostPurgeAnswer,
   type HostStopAnswer,
@@ -55,27 +56,48 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }
 
-/** Builds the internal API (not yet listening). */
+/** Whether a request's token header is the internal token, compared as digests: constant time whatever the lengths. */
+export function internalTokenCheck(token: string): (given: unknown) => boolean {
+  const expected = digest(token);
+  return (given) => typeof given === 'string' && timingSafeEqual(digest(given), expected);
+}
+
+/**
+ * The 401 of a request without the internal token. Not a RookeryError code: only Rookery's own services
+ * talk to the host, and this is their mistake.
+ */
+export const INTERNAL_TOKEN_PROBLEM = {
+  type: 'https://rookery.dev/errors/InternalTokenRequired',
+  title: 'Internal token required',
+  status: 401,
+  detail: `Send the host's internal token in the ${INTERNAL_TOKEN_HEADER} header (ROOKERY_INTERNAL_TOKEN)`,
+  code: 'InternalTokenRequired',
+} as const;
+
+/** Builds the internal API (not yet listening) on plain HTTP. */
 export function buildHostServer(options: HostServerOptions): FastifyInstance {
+  return buildHostApi(options, null);
+}
+
+/**
+ * The internal API's routes on a server of their own: plain HTTP (buildHostServer), or HTTPS with the
+ * given TLS settings (a fleet host's relay port, relay-server.ts, serves the same routes to other machines).
+ */
+export function buildHostApi(
+  options: HostServerOptions,
+  https: SecureContextOptions | null,
+): FastifyInstance {
   const { supervisor } = options;
   const app = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-  });
-  const expected = digest(options.internalToken);
+    ...(https && { https }),
+  }) as unknown as FastifyInstance;
+  const tokenMatches = internalTokenCheck(options.internalToken);
 
   app.addHook('onRequest', async (request, reply) => {
-    const given = request.headers[INTERNAL_TOKEN_HEADER];
-    // Compared as digests: constant time whatever the lengths.
-    if (typeof given === 'string' && timingSafeEqual(digest(given), expected)) return;
-    // Not a RookeryError code: only the gateway and operators talk to the host, and this is their mistake.
-    return sendProblem(reply, 401, {
-      type: 'https://rookery.dev/errors/InternalTokenRequired',
-      title: 'Internal token required',
-      status: 401,
-      detail: `Send the host's internal token in the ${INTERNAL_TOKEN_HEADER} header (ROOKERY_INTERNAL_TOKEN)`,
-      code: 'InternalTokenRequired',
-    });
+    if (tokenMatches(request.headers[INTERNAL_TOKEN_HEADER])) return;
+    return sendProblem(reply, 401, { ...INTERNAL_TOKEN_PROBLEM });
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof RookeryError) return sendError(reply, error);

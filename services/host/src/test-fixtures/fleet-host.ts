@@ -3,6 +3,7 @@
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadOrCreateCertificateAuthority } from '@rookery/pki';
 import { INTERNAL_TOKEN_HEADER, ProblemSchema } from '@rookery/protocol';
 import { spawnTs, waitForExit } from '@rookery/testkit';
 import { request } from 'undici';
@@ -31,7 +32,12 @@ export async function until<T>(
 
 export interface FleetHost {
   process: ChildProcess;
+  /** The internal API on plain HTTP (this machine only). */
   address: string;
+  /** The relay port (mutual TLS), which the host registers with its lease: https://127.0.0.1:<port>. */
+  relayAddress: string;
+  /** Rookery's CA the relay's certificate comes from (ROOKERY_CA_DIR). */
+  caDir: string;
   call(method: 'GET' | 'POST', url: string): Promise<{ status: number; body: unknown }>;
   /** Wakes the tenant, asking again while it answers TenantStarting. */
   wake(tenantId: string): Promise<{ status: number; body: unknown }>;
@@ -39,10 +45,18 @@ export interface FleetHost {
   stop(): Promise<void>;
 }
 
-/** Starts `main.ts` with these settings on top of the test ones, and resolves once it is ready. */
+/**
+ * Starts `main.ts` with these settings on top of the test ones, and resolves once it is ready. The relay
+ * needs Rookery's CA: ROOKERY_CA_DIR if given, else `<ROOKERY_DATA>/test-ca` (outside the control
+ * store's directory, which a PostgreSQL fleet never makes), created if missing.
+ */
 export async function startFleetHost(env: Record<string, string>): Promise<FleetHost> {
+  const caDir = env.ROOKERY_CA_DIR ?? path.join(env.ROOKERY_DATA ?? '.rookery/data', 'test-ca');
+  await loadOrCreateCertificateAuthority(caDir);
   const child = spawnTs(HOST_MAIN, [], {
+    ROOKERY_CA_DIR: caDir,
     ROOKERY_HOST_PORT: '0',
+    ROOKERY_HOST_RELAY_PORT: '0',
     ROOKERY_INTERNAL_TOKEN: FLEET_TOKEN,
     ROOKERY_LOG_LEVEL: 'error',
     ROOKERY_TENANT_LOG_LEVEL: 'fatal',
@@ -53,10 +67,12 @@ export async function startFleetHost(env: Record<string, string>): Promise<Fleet
     ...env,
   });
   child.stdout?.resume();
-  const address = await new Promise<string>((resolve, reject) => {
-    child.once('message', (m) => resolve((m as { address: string }).address));
-    child.once('exit', (code) => reject(new Error(`the host exited (${code}) before it was ready`)));
-  });
+  const { address, relayAddress } = await new Promise<{ address: string; relayAddress: string }>(
+    (resolve, reject) => {
+      child.once('message', (m) => resolve(m as { address: string; relayAddress: string }));
+      child.once('exit', (code) => reject(new Error(`the host exited (${code}) before it was ready`)));
+    },
+  );
   const call = async (method: 'GET' | 'POST', url: string) => {
     const reply = await request(`${address}${url}`, {
       method,
@@ -67,6 +83,8 @@ export async function startFleetHost(env: Record<string, string>): Promise<Fleet
   return {
     process: child,
     address,
+    relayAddress,
+    caDir,
     call,
     wake: (tenantId) =>
       until(
