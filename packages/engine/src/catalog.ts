@@ -5,6 +5,7 @@ import { Database, type DatabaseOptions } from './database.js';
 import { hasMirror, isDeleted, markDeleted } from './mirror/layout.js';
 import type { MirrorLogger, MirrorMode, MirrorOptions } from './mirror/options.js';
 import { type RestoreResult, restoreDatabase } from './mirror/restore.js';
+import { localCopySuperseded } from './mirror/superseded.js';
 
 /** How a tenant's databases are mirrored: each to `<root>/<name in lower case>/`. */
 export interface CatalogMirrorOptions {
@@ -19,9 +20,21 @@ export interface CatalogMirrorOptions {
   loggerFor?: (database: string) => MirrorLogger;
 }
 
+/** Deletes a superseded copy once the mirror's state replaced it, and its `superseded/` directory once empty. */
+function dropAside(aside: string): void {
+  fs.rmSync(aside, { recursive: true, force: true });
+  try {
+    fs.rmdirSync(path.dirname(aside));
+  } catch {
+    // Not empty: another superseded copy whose restore failed is kept there for an operator.
+  }
+}
+
 export interface RestoredDatabase extends RestoreResult {
   database: string;
   ms: number;
+  /** A local copy from an earlier ownership was there, superseded by another owner's epoch, and replaced. */
+  replacedStaleCopy: boolean;
 }
 
 /**
@@ -49,8 +62,11 @@ export class DatabaseCatalog {
 
   /**
    * Restores from the mirror every database that is mirrored (and not deleted) but has no local
-   * docs.db: what a tenant does when it starts on a machine that lost its disk. Synchronous: it
-   * runs before the tenant serves anything.
+   * docs.db: what a tenant does when it starts on a machine that lost its disk, or on a new owner in a
+   * fleet. A local copy another owner superseded (mirror/superseded.ts: a host that served the tenant
+   * before, A → B → A) counts as missing: it is set aside, the mirror's state restored in its place,
+   * and then deleted (kept, for an operator, only if the restore fails); if the other owner deleted the
+   * database, it is simply gone. Synchronous: it runs before the tenant serves anything.
    */
   restoreMissing(): RestoredDatabase[] {
     if (!this.mirror) return [];
@@ -71,13 +87,35 @@ export class DatabaseCatalog {
       if (!DatabaseNameSchema.safeParse(key).success || key !== key.toLowerCase()) continue;
       const mirrorDirectory = path.join(this.mirror.root, key);
       const localDirectory = path.join(this.root, key);
-      if (Database.exists(localDirectory) || isDeleted(mirrorDirectory) || !hasMirror(mirrorDirectory))
+      let staleCopy: string | null = null;
+      if (Database.exists(localDirectory)) {
+        if (!localCopySuperseded(mirrorDirectory, localDirectory, this.mirror.tuning?.epoch ?? 0)) continue;
+        staleCopy = this.setAside(key, localDirectory);
+      }
+      if (isDeleted(mirrorDirectory) || !hasMirror(mirrorDirectory)) {
+        if (staleCopy) dropAside(staleCopy);
         continue;
+      }
       const started = performance.now();
       const result = restoreDatabase(mirrorDirectory, localDirectory);
-      restored.push({ database: key, ms: Math.round(performance.now() - started), ...result });
+      if (staleCopy) dropAside(staleCopy);
+      restored.push({
+        database: key,
+        ms: Math.round(performance.now() - started),
+        replacedStaleCopy: staleCopy !== null,
+        ...result,
+      });
     }
     return restored;
+  }
+
+  /** Moves a superseded local copy out of `databases/` (a rename: instant at any size); answers where to. */
+  private setAside(key: string, localDirectory: string): string {
+    const aside = path.join(path.dirname(this.root), 'superseded', key);
+    fs.rmSync(aside, { recursive: true, force: true }); // left by a restore that failed before
+    fs.mkdirSync(path.dirname(aside), { recursive: true });
+    fs.renameSync(localDirectory, aside);
+    return aside;
   }
 
   create(name: string): Database {
