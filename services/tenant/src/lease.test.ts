@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { makeTempDir } from '@rookery/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig, mirrorOf } from './config.js';
@@ -153,5 +154,29 @@ describe('a tenant whose host lost its lease', () => {
     }
     // The mirror did confirm it: the refusal came after the fsync, before the acknowledgment.
     expect((await mirrorStats()).MirroredTxid).toBeGreaterThanOrEqual(txid + 1);
+  });
+});
+
+describe('what a refused write logs', () => {
+  it('LeaseExpired and other expected refusals are warnings with their code, never an "unhandled error"', async () => {
+    const lines: { level: number; msg: string; code?: string }[] = [];
+    const logs = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    server = buildTenantServer(
+      loadConfig({}, { dataDir: path.join(tmp.dir, 'd'), logLevel: 'info', leaseRemainingMs: 0 }),
+      { logStream: logs },
+    );
+    base = await server.app.listen({ host: '127.0.0.1', port: 0 });
+    expect((await call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
+    expect((await put('orders/1')).json.code).toBe('LeaseExpired');
+    expect((await call('PUT', '/admin/databases', { Name: '../x' })).status).toBe(400);
+    const refusal = lines.find((l) => l.code === 'LeaseExpired');
+    expect(refusal).toMatchObject({ level: 40 }); // warn
+    expect(lines.find((l) => l.code === 'InvalidRequest')).toMatchObject({ level: 30 }); // info
+    expect(lines.filter((l) => l.level >= 50)).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@ import { LIVE_PING_INTERVAL_MS, MAX_LIVE_FRAME_BYTES, WORK_UNITS_HEADER } from '
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { mirrorOf, type TenantConfig } from './config.js';
 import { limitJsonNesting } from './http/json-body.js';
-import { notFoundHandler, sendProblem, toRookeryError } from './http/problem.js';
+import { logFailure, notFoundHandler, sendProblem, toRookeryError } from './http/problem.js';
 import { refuseWritesAtQuota, StorageMeter } from './http/storage-quota.js';
 import { workUnits } from './http/work-units.js';
 import type { IndexerProcess } from './indexing/indexer-process.js';
@@ -77,11 +77,17 @@ export interface TenantServerOptions {
   indexer?: IndexerProcess;
   /** How often WebSockets are pinged (default LIVE_PING_INTERVAL_MS); tests shorten it. */
   livePingIntervalMs?: number;
+  /** Where the log lines go (default: stdout, where the host collects them); tests read them. */
+  logStream?: NodeJS.WritableStream;
 }
 
 export function buildTenantServer(config: TenantConfig, options: TenantServerOptions = {}): TenantServer {
   const app = Fastify({
-    logger: { level: config.logLevel, base: { service: 'tenant' } },
+    logger: {
+      level: config.logLevel,
+      base: { service: 'tenant' },
+      ...(options.logStream && { stream: options.logStream }),
+    },
     bodyLimit: config.maxBodyBytes,
     // Request lines are logged by our own hook below: at debug for successes, so the hot path stays cheap.
     logController: new LogController({ disableRequestLogging: true }),
@@ -117,7 +123,9 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
       { db: restored.database, unit: 'mirror', ...restored },
       restored.stoppedBy === 'gap'
         ? 'database restored from the mirror up to a missing transaction: later transactions are lost'
-        : 'database restored from the mirror',
+        : restored.replacedStaleCopy
+          ? 'database restored from the mirror over the local copy another owner superseded'
+          : 'database restored from the mirror',
     );
   }
   // Indexing starts on the first write, query or index request, not at start: a cold start (and a tenant that
@@ -210,17 +218,14 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
       status: reply.statusCode,
       ms: reply.elapsedTime,
     };
-    if (reply.statusCode >= 500) request.log.error(line, 'request failed');
+    // 503 is a refusal to retry (a lapsed lease, a fenced mirror): the error handler logged why, at warn.
+    if (reply.statusCode === 503) request.log.warn(line, 'request refused for now');
+    else if (reply.statusCode >= 500) request.log.error(line, 'request failed');
     else request.log.debug(line, 'request');
   });
   app.setErrorHandler((error, request, reply) => {
     const rookeryError = toRookeryError(error, config.maxBodyBytes);
-    if (rookeryError.status >= 500) {
-      request.log.error(
-        { err: error, db: (request.params as { db?: string } | undefined)?.db },
-        'unhandled error',
-      );
-    }
+    logFailure(request, error, rookeryError);
     return sendProblem(reply, rookeryError);
   });
   app.setNotFoundHandler(notFoundHandler);

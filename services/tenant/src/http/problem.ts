@@ -30,3 +30,17 @@ export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): v
     ),
   );
 }
+
+/**
+ * Logs a request that failed, at the level its cause deserves: a refusal of the caller's request (4xx) at
+ * info; a RookeryError answering 503 — a refusal the caller is told to retry (LeaseExpired, MirrorFenced,
+ * an indexer restarting), the system working as designed — at warn, without a stack (a lapsed lease refuses
+ * every write); anything else at 5xx, a bug or a broken disk, at error.
+ */
+export function logFailure(request: FastifyRequest, thrown: unknown, answer: RookeryError): void {
+  const db = (request.params as { db?: string } | undefined)?.db;
+  if (answer.status < 500) request.log.info({ code: answer.code, db }, 'request refused');
+  else if (answer.status === 503 && thrown instanceof RookeryError)
+    request.log.warn({ code: answer.code, db, detail: answer.message }, 'request refused for now: retry');
+  else request.log.error({ err: thrown, db }, 'unhandled error');
+}
