@@ -9,6 +9,7 @@ import { identityOf } from '@rookery/pki';
 import { authorize } from './authorize.js';
 import type { StorageCache, TtlCache } from './caches.js';
 import type { HostClient } from './host-client.js';
+import type { LimitShares } from './limit-shares.js';
 import type { LiveConnectionLimits, LiveKind, Release } from './live-limits.js';
 import type { PrincipalDirectory, Resolved } from './principals.js';
 import type { RateLimiter } from './rate-limiter.js';
@@ -25,6 +26,8 @@ export interface AdmissionDeps {
   storage: StorageCache;
   hosts: HostClient;
   liveLimits: LiveConnectionLimits;
+  /** This gateway's part of each tenant's rate among the gateways (WHOLE_LIMITS when it is alone). */
+  shares: LimitShares;
 }
 
 export class Admission {
@@ -86,9 +89,11 @@ export class Admission {
     return tenant;
   }
 
-  /** One request of the tenant's rate; refused with Retry-After over its quota. */
+  /** One request of the tenant's rate (this gateway's share of it); refused with Retry-After over it. */
   takeRequestToken(tenant: Tenant): void {
-    const rate = this.deps.limiter.take(tenant.id, tenant.quota.requestsPerSecond);
+    this.deps.shares.arrived(tenant.id);
+    const share = this.deps.shares.rateShare(tenant.id, tenant.quota.requestsPerSecond);
+    const rate = this.deps.limiter.take(tenant.id, share);
     if (rate.allowed) return;
     throw gatewayError(
       'RateLimited',

@@ -8,6 +8,8 @@
 // stay streams, and every microsecond here is added to every request of every
 // tenant. /control/… goes to the control plane's API, hosted here in-process
 // (see packages/control-api/README.md for why), once the caller is authenticated.
+
+import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -23,6 +25,7 @@ import { Admission } from './admission.js';
 import { StorageCache, TtlCache } from './caches.js';
 import { DatabaseRecords } from './database-records.js';
 import type { HostClient } from './host-client.js';
+import { FleetShares, type LimitShares, WHOLE_LIMITS } from './limit-shares.js';
 import { DEFAULT_LIVE_LIMITS, LiveConnectionLimits, type LiveLimits } from './live-limits.js';
 import { LiveSockets } from './live-sockets.js';
 import { UsageMeter } from './metering.js';
@@ -36,6 +39,7 @@ import { applyServerTimeouts, DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } fro
 import { TenantPools } from './tenant-pool.js';
 import { SESSION_COOKIE, TwoFactor, type TwoFactorOptions } from './two-factor.js';
 import { Upgrades } from './upgrade.js';
+import { UsageFlusher } from './usage-flusher.js';
 
 export interface ServerCertificate {
   certPem: string;
@@ -69,7 +73,21 @@ export interface GatewayOptions {
   twoFactorLimit?: TwoFactorOptions['limit'];
   /** Connections the gateway opens to one tenant (tenant-pool.ts); TENANT_POOL_MAX_SOCKETS otherwise. */
   tenantConnections?: number;
+  /**
+   * Share tenants' rate and live-connection limits with the other gateways on the same store (limit-shares.ts);
+   * without it this gateway enforces every limit whole, alone (one machine).
+   */
+  fleet?: GatewayFleetOptions | null;
+  /** Names this gateway in the store (heartbeats, usage flush ids); a fresh one per start otherwise. */
+  gatewayId?: string;
   now?: () => number;
+}
+
+export interface GatewayFleetOptions {
+  /** How often the gateway reports its demand and reads the others' (ROOKERY_GATEWAY_HEARTBEAT_MS). */
+  heartbeatMs: number;
+  /** How long after its last heartbeat the others still count it (ROOKERY_GATEWAY_HEARTBEAT_TTL_MS). */
+  ttlMs: number;
 }
 
 export interface Gateway {
@@ -80,6 +98,8 @@ export interface Gateway {
   /** New handshakes get the new certificate; open connections keep theirs. */
   rotateServerCertificate(certificate: ServerCertificate): void;
   flushUsage(): Promise<void>;
+  /** Reports demand to the store and reads the other gateways' now (done every heartbeatMs; none alone). */
+  heartbeat(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -107,6 +127,17 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   await directory.start();
   const twoFactor = new TwoFactor(options.store, options.masterKey, { limit: options.twoFactorLimit, now });
   const meter = new UsageMeter(now);
+  const gatewayId = options.gatewayId ?? `gw-${randomUUID()}`;
+  const fleet = options.fleet
+    ? new FleetShares({
+        store: options.store,
+        gatewayId,
+        ...options.fleet,
+        log: log.child({ unit: 'fleet' }),
+      })
+    : null;
+  await fleet?.start();
+  const shares: LimitShares = fleet ?? WHOLE_LIMITS;
   const pools = new TenantPools({ maxSockets: options.tenantConnections });
   const metrics = new GatewayMetrics();
   const control = await buildControlApi({
@@ -130,7 +161,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     limiter: new RateLimiter(now),
     storage: new StorageCache(options.hosts, options.storageCheckMs ?? 10_000, now),
     hosts: options.hosts,
-    liveLimits: new LiveConnectionLimits({ ...DEFAULT_LIVE_LIMITS, ...options.liveLimits }),
+    liveLimits: new LiveConnectionLimits({ ...DEFAULT_LIVE_LIMITS, ...options.liveLimits }, (limit) =>
+      shares.liveShare(limit),
+    ),
+    shares,
   });
   let requestCounter = 0;
   const nextRequestId = () => `${process.pid.toString(36)}-${(++requestCounter).toString(36)}`;
@@ -335,20 +369,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     );
   }
 
-  let flushing: Promise<void> = Promise.resolve();
-  function flushUsage(): Promise<void> {
-    flushing = flushing.then(async () => {
-      const rows = meter.take();
-      if (rows.length === 0) return;
-      try {
-        await options.store.addUsage(rows);
-      } catch (error) {
-        meter.restore(rows);
-        log.warn({ err: error }, 'usage flush failed; keeping the counts for the next flush');
-      }
-    });
-    return flushing;
-  }
+  const flusher = new UsageFlusher(options.store, meter, gatewayId, log);
+  const flushUsage = () => flusher.flush();
   const flushTimer = setInterval(() => void flushUsage(), options.usageFlushMs ?? 5_000);
   flushTimer.unref();
 
@@ -369,8 +391,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       log.info('server certificate rotated');
     },
     flushUsage,
+    heartbeat: () => fleet?.heartbeat() ?? Promise.resolve(),
     async close() {
       clearInterval(flushTimer);
+      await fleet?.stop();
       directory.stop();
       // Upgraded sockets still count as the server's connections: cut them, or close() waits for them.
       upgrades.close();

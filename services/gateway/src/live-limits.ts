@@ -11,7 +11,8 @@
 //   requests share. Each class has its own limit, and together they stay below the pool's size (config.ts
 //   checks it), so whatever one class does, point reads and writes and administration keep the rest. A
 //   refused query or bulk insert gets Retry-After: such a request is over in seconds, not at its client's will.
-// The limits are per gateway process: behind several gateways a tenant may hold that many through each.
+// The limits are the tenant's across all gateways: alone a gateway holds the tenant to each whole, with
+// others each holds it to its share, limit / live gateways (limit-shares.ts).
 import { gatewayError, type Refusal } from './refusal.js';
 import type { SlowClass } from './route-access.js';
 import { TENANT_POOL_MAX_SOCKETS } from './tenant-pool.js';
@@ -46,40 +47,41 @@ export type Release = () => void;
 export class LiveConnectionLimits {
   private readonly counters: Record<LiveKind, TenantCounter>;
 
-  constructor(limits: LiveLimits) {
+  /** `share` gives this gateway's part of a limit (limit-shares.ts); the whole limit when it is alone. */
+  constructor(limits: LiveLimits, share: (limit: number) => number = (limit) => limit) {
     this.counters = {
-      websocket: new TenantCounter(limits.socketsPerTenant, (tenantId, limit) =>
+      websocket: new TenantCounter(limits.socketsPerTenant, share, (tenantId, limit, held) =>
         gatewayError(
           'TooManyLiveConnections',
-          `Tenant ${tenantId} has ${limit} WebSockets open through this gateway, its limit; close the ones it no ` +
+          `Tenant ${tenantId} has ${held} WebSockets open through this gateway, ${itsLimit(limit, held)}; close the ones it no ` +
             'longer uses before opening another (one changes connection carries any number of watches), or ask ' +
             'the operator to raise ROOKERY_GATEWAY_MAX_SOCKETS_PER_TENANT.',
           { limit: 'socketsPerTenant', value: limit },
         ),
       ),
-      stream: new TenantCounter(limits.streamsPerTenant, (tenantId, limit) =>
+      stream: new TenantCounter(limits.streamsPerTenant, share, (tenantId, limit, held) =>
         gatewayError(
           'TooManyLiveConnections',
-          `Tenant ${tenantId} has ${limit} NDJSON streams in flight through this gateway, its limit (streams hold ` +
+          `Tenant ${tenantId} has ${held} NDJSON streams in flight through this gateway, ${itsLimit(limit, held)} (streams hold ` +
             "connections the tenant's other requests need); read streams to their end or cancel the ones " +
             'abandoned, run fewer at once, or ask the operator to raise ROOKERY_GATEWAY_MAX_STREAMS_PER_TENANT.',
           { limit: 'streamsPerTenant', value: limit },
         ),
       ),
-      query: new TenantCounter(limits.queriesPerTenant, (tenantId, limit) =>
+      query: new TenantCounter(limits.queriesPerTenant, share, (tenantId, limit, held) =>
         gatewayError(
           'TooManyRequestsInFlight',
-          `Tenant ${tenantId} has ${limit} queries in flight through this gateway, its limit (slow queries hold ` +
+          `Tenant ${tenantId} has ${held} queries in flight through this gateway, ${itsLimit(limit, held)} (slow queries hold ` +
             "connections the tenant's other requests need); retry after the Retry-After, run fewer at once, read " +
             'answers to their end, or ask the operator to raise ROOKERY_GATEWAY_MAX_QUERIES_PER_TENANT.',
           { limit: 'queriesPerTenant', value: limit },
           SLOW_CLASS_RETRY_AFTER_SECONDS,
         ),
       ),
-      bulk: new TenantCounter(limits.bulkPerTenant, (tenantId, limit) =>
+      bulk: new TenantCounter(limits.bulkPerTenant, share, (tenantId, limit, held) =>
         gatewayError(
           'TooManyRequestsInFlight',
-          `Tenant ${tenantId} has ${limit} bulk inserts and sweeps in flight through this gateway, its limit; ` +
+          `Tenant ${tenantId} has ${held} bulk inserts and sweeps in flight through this gateway, ${itsLimit(limit, held)}; ` +
             'retry after the Retry-After, send one larger bulk insert instead of many, or ask the operator to ' +
             'raise ROOKERY_GATEWAY_MAX_BULK_PER_TENANT.',
           { limit: 'bulkPerTenant', value: limit },
@@ -103,20 +105,26 @@ export class LiveConnectionLimits {
   }
 }
 
+/** "its limit", or, behind several gateways, which part of which limit this gateway holds it to. */
+function itsLimit(limit: number, held: number): string {
+  return held >= limit ? 'its limit' : `this gateway's share of its limit of ${limit} across the gateways`;
+}
+
 /** What each tenant holds of one kind; a tenant holding nothing has no entry. */
 class TenantCounter {
   private readonly counts = new Map<string, number>();
 
   constructor(
     private readonly limit: number,
-    private readonly refusal: (tenantId: string, limit: number) => Refusal,
+    private readonly share: (limit: number) => number,
+    private readonly refusal: (tenantId: string, limit: number, held: number) => Refusal,
   ) {}
 
   hold(tenantId: string): Release {
     const count = this.held(tenantId);
     // WebSockets and streams carry no Retry-After: a slot frees when one of the tenant's own connections
     // ends, not after a time.
-    if (count >= this.limit) throw this.refusal(tenantId, this.limit);
+    if (count >= this.share(this.limit)) throw this.refusal(tenantId, this.limit, count);
     this.counts.set(tenantId, count + 1);
     let released = false;
     return () => {

@@ -46,25 +46,10 @@ export class UsageMeter {
     return row;
   }
 
-  /** Hands over everything recorded so far; on a failed write the caller gives the rows back. */
+  /** Hands over everything recorded so far (usage-flusher.ts sends it, and again until it is confirmed). */
   take(): UsageRow[] {
     const rows = [...this.pending.values()];
     this.pending = new Map();
     return rows;
-  }
-
-  /** Puts rows back after a failed flush, so usage is never lost to a control-plane hiccup. */
-  restore(rows: readonly UsageRow[]): void {
-    for (const row of rows) {
-      const key = `${row.tenantId}\u0000${row.minute}`;
-      const known = this.pending.get(key);
-      if (!known) this.pending.set(key, { ...row });
-      else {
-        known.requests += row.requests;
-        known.bytesIn += row.bytesIn;
-        known.bytesOut += row.bytesOut;
-        known.workUnits += row.workUnits;
-      }
-    }
   }
 }

@@ -1,6 +1,7 @@
 // Per-tenant request rate: a token bucket per tenant, refilled continuously at
-// the tenant's quota with a one-second burst. In memory per gateway; with N
-// gateways behind a load balancer each enforces its share (documented).
+// the rate it is asked for with a one-second burst (at least one request, so a
+// share below 1/s still lets a request through now and then). In memory; with
+// several gateways each asks for its share of the tenant's quota (limit-shares.ts).
 
 export interface RateDecision {
   allowed: boolean;
@@ -20,12 +21,13 @@ export class RateLimiter {
 
   take(tenantId: string, perSecond: number): RateDecision {
     const now = this.now();
+    const burst = Math.max(1, perSecond);
     let bucket = this.buckets.get(tenantId);
     if (!bucket) {
-      bucket = { tokens: perSecond, updatedAt: now };
+      bucket = { tokens: burst, updatedAt: now };
       this.buckets.set(tenantId, bucket);
     }
-    bucket.tokens = Math.min(perSecond, bucket.tokens + ((now - bucket.updatedAt) / 1000) * perSecond);
+    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * perSecond);
     bucket.updatedAt = now;
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;

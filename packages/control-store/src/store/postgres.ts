@@ -34,6 +34,10 @@ export async function openPostgresControlStore(
   const pool = new pg.Pool({ connectionString, max: options.maxConnections ?? 10, types });
   // Without a listener an idle client's error would crash the process.
   pool.on('error', (error) => options.onIdleError?.(error));
+  // The pool listens only while a client is idle: a connection that drops while a client is checked out
+  // (mid-query, or between a commit and its answer) would emit 'error' with no listener and crash the
+  // process. The query in flight fails with the same error, and its caller handles that.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<ControlSchema>({ dialect: new PostgresDialect({ pool }) });
   try {
     try {

@@ -7,6 +7,7 @@ import {
   type CreateTenantInput,
   controlPaths,
   issuePrincipalCertificate,
+  openPostgresControlStore,
   openSqliteControlStore,
   type Principal,
   type Role,
@@ -25,7 +26,7 @@ import { makeTempDir } from '@rookery/testkit';
 import { generateSecret } from 'otplib';
 import pino from 'pino';
 import { Agent, request } from 'undici';
-import { type Gateway, startGateway } from '../gateway.js';
+import { type Gateway, type GatewayFleetOptions, startGateway } from '../gateway.js';
 import { HostClient } from '../host-client.js';
 import type { LiveLimits } from '../live-limits.js';
 
@@ -93,6 +94,10 @@ export interface StackOptions {
   tenantEnv?: Record<string, string>;
   /** Connections the gateway opens to one tenant (its default otherwise). */
   tenantConnections?: number;
+  /** The control store on this PostgreSQL database instead of the embedded SQLite file. */
+  controlDatabaseUrl?: string;
+  /** The gateway shares its tenants' limits with other gateways on the same store (off otherwise). */
+  gatewayFleet?: GatewayFleetOptions;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
@@ -101,7 +106,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const logger = pino({ level: 'silent' });
   // The embedded layout, so a gateway process started on `dir` finds the same store, CA and key.
   const paths = controlPaths(dir);
-  const store = await openSqliteControlStore(paths.controlDatabase);
+  const store = options.controlDatabaseUrl
+    ? await openPostgresControlStore(options.controlDatabaseUrl)
+    : await openSqliteControlStore(paths.controlDatabase);
   const ca = await loadOrCreateCertificateAuthority(paths.certificateAuthority);
   const masterKey = await loadOrCreateMasterKey(paths.masterKey);
   const jobs = await openSqliteJobQueue({ file: jobQueueFile(dir), types: ROOKERY_JOB_TYPES });
@@ -146,6 +153,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     liveSweepMs: options.liveSweepMs,
     liveLimits: options.liveLimits,
     tenantConnections: options.tenantConnections,
+    fleet: options.gatewayFleet,
     now: () => clock.now ?? Date.now(),
   });
   const agents: Agent[] = [];
