@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { LogLevelSchema, loadEnvConfig } from '@rookery/protocol';
 import { z } from 'zod';
+import { DEFAULT_GATEWAY_HEARTBEAT } from './limit-shares.js';
 import { DEFAULT_LIVE_LIMITS } from './live-limits.js';
 import { DEFAULT_SERVER_TIMEOUTS } from './server-timeouts.js';
 import { TENANT_POOL_MAX_SOCKETS } from './tenant-pool.js';
@@ -61,6 +62,20 @@ export const GatewayConfigSchema = z
       .min(1)
       .max(24 * 60 * 60)
       .default(DEFAULT_TWO_FACTOR_LIMIT.windowMs / 1000),
+    /**
+     * Share tenants' rate and live-connection limits with the other gateways on the same control store
+     * (limit-shares.ts): `auto` does when the store is PostgreSQL (several gateways), not on the embedded file.
+     */
+    shareLimits: z.enum(['auto', 'on', 'off']).default('auto'),
+    /** How often the gateway reports its demand to the store and reads the other gateways'. */
+    heartbeatMs: Milliseconds.min(100).max(60_000).default(DEFAULT_GATEWAY_HEARTBEAT.heartbeatMs),
+    /** How long the others count a gateway after its last heartbeat (one that died is dropped then). */
+    heartbeatTtlMs: Milliseconds.min(200).max(600_000).default(DEFAULT_GATEWAY_HEARTBEAT.ttlMs),
+  })
+  .refine((c) => c.heartbeatTtlMs >= 2 * c.heartbeatMs, {
+    path: ['heartbeatTtlMs'],
+    message:
+      'the heartbeat TTL must be at least twice the heartbeat interval, or one late heartbeat drops a live gateway from the count',
   })
   .refine((c) => c.requestTimeoutMs === 0 || c.headersTimeoutMs <= c.requestTimeoutMs, {
     path: ['headersTimeoutMs'],
@@ -92,7 +107,17 @@ const ENV_NAMES: Record<keyof GatewayConfig, string> = {
   maxBulkPerTenant: 'ROOKERY_GATEWAY_MAX_BULK_PER_TENANT',
   twoFactorMaxAttempts: 'ROOKERY_GATEWAY_TWO_FACTOR_MAX_ATTEMPTS',
   twoFactorWindowSeconds: 'ROOKERY_GATEWAY_TWO_FACTOR_WINDOW_SECONDS',
+  shareLimits: 'ROOKERY_GATEWAY_SHARE_LIMITS',
+  heartbeatMs: 'ROOKERY_GATEWAY_HEARTBEAT_MS',
+  heartbeatTtlMs: 'ROOKERY_GATEWAY_HEARTBEAT_TTL_MS',
 };
+
+/** Whether this gateway shares its tenants' limits with others, and how it keeps in touch with them. */
+export function gatewayFleetOf(config: GatewayConfig): { heartbeatMs: number; ttlMs: number } | null {
+  const on =
+    config.shareLimits === 'on' || (config.shareLimits === 'auto' && config.controlDatabaseUrl !== undefined);
+  return on ? { heartbeatMs: config.heartbeatMs, ttlMs: config.heartbeatTtlMs } : null;
+}
 
 /** Reads the configuration; a bad value stops start-up with a message naming the variable. */
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {

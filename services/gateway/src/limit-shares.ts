@@ -34,6 +34,9 @@ export const WHOLE_LIMITS: LimitShares = {
   liveShare: (limit) => limit,
 };
 
+/** A heartbeat a second; a gateway silent for 5 s (its process gone without leaving) is no longer counted. */
+export const DEFAULT_GATEWAY_HEARTBEAT = Object.freeze({ heartbeatMs: 1_000, ttlMs: 5_000 });
+
 export interface FleetSharesOptions {
   store: GatewayFleetStore;
   gatewayId: string;

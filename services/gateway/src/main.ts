@@ -6,7 +6,7 @@ import { openJobQueue } from '@rookery/jobs';
 import { loadOrCreateCertificateAuthority, loadOrCreateMasterKey } from '@rookery/pki';
 import { ROOKERY_JOB_TYPES } from '@rookery/protocol';
 import pino from 'pino';
-import { loadGatewayConfig } from './config.js';
+import { gatewayFleetOf, loadGatewayConfig } from './config.js';
 import { startGateway } from './gateway.js';
 import { HostClient } from './host-client.js';
 import { ensureServerCertificate, watchServerCertificate } from './server-certificate.js';
@@ -48,6 +48,7 @@ const gateway = await startGateway({
     bulkPerTenant: config.maxBulkPerTenant,
   },
   tenantConnections: config.tenantConnections,
+  fleet: gatewayFleetOf(config),
   twoFactorLimit: {
     maxAttempts: config.twoFactorMaxAttempts,
     windowMs: config.twoFactorWindowSeconds * 1000,
