@@ -6,17 +6,26 @@ import { type ControlStore, openControlStore } from '@rookery/control-store';
 import { RookeryError } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import type { HostConfig } from './config.js';
+import { Drainer } from './drain.js';
 import { LeaseKeeper } from './lease-keeper.js';
+import { TenantMover } from './mover.js';
 import { cacheMsFor, TenantOwnership } from './ownership.js';
 import type { TenantSupervisor } from './supervisor.js';
+import { TenantMoves } from './tenant-moves.js';
 import type { LeaseSource } from './tenant-process.js';
 
 export class FleetMode {
   readonly ownership: TenantOwnership;
   /** For the supervisor: what each tenant is started with. */
   readonly leaseSource: LeaseSource;
+  /**
+   * Each tenant's door on this host, closed while a planned move (a drain) takes it elsewhere: wakes
+   * (the API's and the relay's) go through `moves.admit` with the ownership check inside (tenant-moves.ts).
+   */
+  readonly moves = new TenantMoves();
   /** Made by start(), once the address the host listens at is known. */
   private keeper: LeaseKeeper | null = null;
+  private drainer: Drainer | null = null;
 
   private constructor(
     private readonly store: ControlStore,
@@ -75,9 +84,34 @@ export class FleetMode {
     this.keeper = keeper;
     const lease = await keeper.start();
     this.logger.info({ hostId: this.hostId, epoch: lease.epoch, address }, 'holding the host lease');
+    this.startDrainer(supervisor, keeper);
+  }
+
+  /** A drain (drain.ts) is noticed on the lease's renewals: the operator only marks the host in the store. */
+  private startDrainer(supervisor: TenantSupervisor, keeper: LeaseKeeper): void {
+    const mover = new TenantMover({
+      store: this.store,
+      hostId: this.hostId,
+      supervisor,
+      ownership: this.ownership,
+      moves: this.moves,
+      metrics: supervisor.metrics,
+      logger: this.logger.child({ unit: 'mover' }),
+    });
+    const drainer = new Drainer({
+      store: this.store,
+      hostId: this.hostId,
+      mover,
+      metrics: supervisor.metrics,
+      logger: this.logger.child({ unit: 'drain' }),
+    });
+    this.drainer = drainer;
+    keeper.on('renewed', () => drainer.check());
+    drainer.check();
   }
 
   async close(): Promise<void> {
+    await this.drainer?.stop();
     this.keeper?.stop();
     await this.keeper?.settled();
     await this.store.close();

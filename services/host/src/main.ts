@@ -18,7 +18,7 @@ const app = buildHostServer({
   supervisor,
   internalToken: config.internalToken,
   logger,
-  ...(fleet && { ownership: fleet.ownership }),
+  ...(fleet && { ownership: fleet.ownership, moves: fleet.moves }),
 });
 const address = await app.listen({ host: config.host, port: config.port });
 logger.info({ address, dataDir: config.dataDir }, 'host listening');

@@ -33,6 +33,20 @@ export class HostMetrics {
     registers: [this.registry],
   });
 
+  /** Fleet mode: planned moves of a tenant to another host (mover.ts), by outcome. */
+  readonly moves = new Counter({
+    name: 'rookery_host_tenant_moves_total',
+    help: 'Planned moves of a tenant from this host to another (a drain), by outcome: moved, or failed (it stayed here).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  /** Fleet mode: tenants still placed on this host while it drains (0 when it is not draining). */
+  readonly drainTenantsLeft = new Gauge({
+    name: 'rookery_host_drain_tenants_left',
+    help: 'Tenants still placed on this host while it drains; 0 once drained or when it is not draining.',
+    registers: [this.registry],
+  });
+
   constructor(countRunning: () => number) {
     this.running = new Gauge({
       name: 'rookery_host_tenants_running',

@@ -24,6 +24,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { TenantOwnership } from './ownership.js';
 import type { TenantSupervisor } from './supervisor.js';
+import type { TenantMoves } from './tenant-moves.js';
 
 const TenantParamsSchema = z.object({
   tenantId: TenantIdSchema,
@@ -39,6 +40,11 @@ export interface HostServerOptions {
    * copy is cleared off a host that no longer owns it.
    */
   ownership?: Pick<TenantOwnership, 'confirm' | 'forget'>;
+  /**
+   * Fleet mode: the tenants' doors (tenant-moves.ts). Wake and stats (with their ownership check) wait
+   * while the tenant is being moved to another host, then answer as the store says: 421 once it moved.
+   */
+  moves?: Pick<TenantMoves, 'admit'>;
 }
 
 /** Sends a problem+json answer; `retryAfterSeconds` in the details also becomes a Retry-After header. */
@@ -132,11 +138,18 @@ export function buildHostApi(
   };
 
   // Every answer is built to its @rookery/protocol type (host.ts), which the gateway and the worker parse.
-  const { ownership } = options;
+  const { ownership, moves } = options;
+  /** The ownership check, then `then`, through the tenant's door when there is one (fleet mode). */
+  const owned = <T>(tenantId: string, then: () => Promise<T>): Promise<T> => {
+    const open = async () => {
+      await ownership?.confirm(tenantId);
+      return then();
+    };
+    return moves ? moves.admit(tenantId, open) : open();
+  };
   app.post('/tenants/:tenantId/wake', async (request): Promise<HostWakeAnswer> => {
     const tenantId = tenantIdOf(request.params);
-    await ownership?.confirm(tenantId);
-    return supervisor.wake(tenantId);
+    return owned(tenantId, () => supervisor.wake(tenantId));
   });
 
   app.post('/tenants/:tenantId/stop', async (request): Promise<HostStopAnswer> => {
@@ -156,8 +169,7 @@ export function buildHostApi(
 
   app.get('/tenants/:tenantId/stats', async (request): Promise<HostTenantStats> => {
     const tenantId = tenantIdOf(request.params);
-    await ownership?.confirm(tenantId);
-    return supervisor.stats(tenantId);
+    return owned(tenantId, () => supervisor.stats(tenantId));
   });
 
   app.get('/tenants', async (): Promise<HostTenantList> => ({ tenants: supervisor.list() }));

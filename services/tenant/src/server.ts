@@ -98,7 +98,12 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
     },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    return503OnClosing: true,
+    // A request that arrives on a kept-alive connection while the tenant stops (an idle stop, a planned
+    // move to another host) is answered as usual, with `Connection: close`, not refused with a 503: the
+    // stop waits for it anyway (the server closes once its connections end), its write is committed and,
+    // in sync mirror mode, in the mirror before the mirror closes. Fastify's default 503 here failed
+    // requests during a drain (services/host/src/drain.postgres.test.ts).
+    return503OnClosing: false,
   });
   const mirror = mirrorOf(config);
   const lease = new LeaseDeadline(config.leaseRemainingMs);
