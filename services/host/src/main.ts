@@ -31,6 +31,7 @@ const relay =
     internalToken: config.internalToken,
     logger,
     ownership: fleet.ownership,
+    moves: fleet.moves,
     tls: await loadRelayTls(config),
   });
 const relayAddress =

@@ -138,15 +138,20 @@ class Relay {
     if (believed && !believed.success) {
       throw new RookeryError('InvalidRequest', `${PLACEMENT_EPOCH_HEADER} is not a placement epoch`);
     }
-    const { ownership, supervisor } = this.options;
-    let epoch = await ownership.confirm(tenantId);
-    // The gateway read a newer placement than the one this host confirmed a moment ago (it is cached for
-    // up to a second): ask the store again rather than serve under an epoch that is no longer the tenant's.
-    if (believed?.success && believed.data > epoch) {
-      ownership.forget(tenantId);
-      epoch = await ownership.confirm(tenantId);
-    }
-    const { socketPath } = await supervisor.wake(tenantId);
+    const { ownership, supervisor, moves } = this.options;
+    const open = async () => {
+      let epoch = await ownership.confirm(tenantId);
+      // The gateway read a newer placement than the one this host confirmed a moment ago (it is cached for
+      // up to a second): ask the store again rather than serve under an epoch that is no longer the tenant's.
+      if (believed?.success && believed.data > epoch) {
+        ownership.forget(tenantId);
+        epoch = await ownership.confirm(tenantId);
+      }
+      const { socketPath } = await supervisor.wake(tenantId);
+      return { epoch, socketPath };
+    };
+    // Through the tenant's door (tenant-moves.ts): held while a drain moves the tenant away, then 421.
+    const { epoch, socketPath } = await (moves ? moves.admit(tenantId, open) : open());
     if (socket.destroyed) return;
     await this.pipe(socket, head, socketPath, epoch);
   }
