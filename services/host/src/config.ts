@@ -78,6 +78,18 @@ export const HostConfigSchema = z.object({
     .default(['localhost', '127.0.0.1', '::1']),
   /** Rookery's CA (ca.crt and ca.key), which issues the relay's certificate; default: <dataDir>/control/ca. */
   caDir: z.string().min(1).optional(),
+  /** Between two sweeps of this host's reaper (0: this host runs none; docs/scale-out.md, "Failover"). */
+  reaperIntervalMs: z.coerce
+    .number()
+    .int()
+    .refine((v) => v === 0 || v >= 100, 'the reaper interval is 0 (no reaper) or at least 100 ms')
+    .default(1_000),
+  /**
+   * How long after a host's lease expired (database clock) its tenants are re-placed. It must exceed how
+   * late a tenant can learn of its host's lease (an IPC message waiting behind a busy event loop): until
+   * then the old copy may still acknowledge a write.
+   */
+  reaperGraceMs: z.coerce.number().int().min(100).max(FLEET_LIMITS.maxGraceMs).default(2_000),
 });
 export type HostConfig = z.infer<typeof HostConfigSchema>;
 
@@ -111,6 +123,8 @@ const ENV_NAMES: Record<keyof HostConfig, string> = {
   relayPort: 'ROOKERY_HOST_RELAY_PORT',
   relayNames: 'ROOKERY_HOST_RELAY_NAMES',
   caDir: 'ROOKERY_CA_DIR',
+  reaperIntervalMs: 'ROOKERY_REAPER_INTERVAL_MS',
+  reaperGraceMs: 'ROOKERY_REAPER_GRACE_MS',
 };
 
 /** The settings of fleet mode only: the supervisor never reads them. */
@@ -123,7 +137,9 @@ export type FleetConfigKey =
   | 'relayHost'
   | 'relayPort'
   | 'relayNames'
-  | 'caDir';
+  | 'caDir'
+  | 'reaperIntervalMs'
+  | 'reaperGraceMs';
 
 /** Reads the configuration; a bad value stops start-up with a message naming the variable. */
 export function loadHostConfig(

@@ -10,6 +10,7 @@ import { Drainer } from './drain.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { TenantMover } from './mover.js';
 import { cacheMsFor, TenantOwnership } from './ownership.js';
+import { Reaper } from './reaper.js';
 import type { TenantSupervisor } from './supervisor.js';
 import { TenantMoves } from './tenant-moves.js';
 import type { LeaseSource } from './tenant-process.js';
@@ -26,6 +27,7 @@ export class FleetMode {
   /** Made by start(), once the address the host listens at is known. */
   private keeper: LeaseKeeper | null = null;
   private drainer: Drainer | null = null;
+  private reaper: Reaper | null = null;
 
   private constructor(
     private readonly store: ControlStore,
@@ -78,13 +80,58 @@ export class FleetMode {
       logger: this.logger.child({ lease: this.hostId }),
     });
     const pass = () => supervisor.broadcastLease(keeper.remainingMs());
-    keeper.on('renewed', pass);
+    keeper.on('renewed', (lease) => {
+      pass();
+      if (lease.acquired) this.stopDisowned(supervisor, lease.epoch, lease.reclaimed);
+    });
     keeper.on('lapsed', pass);
     keeper.on('superseded', pass);
     this.keeper = keeper;
     const lease = await keeper.start();
     this.logger.info({ hostId: this.hostId, epoch: lease.epoch, address }, 'holding the host lease');
     this.startDrainer(supervisor, keeper);
+    if (this.config.reaperIntervalMs > 0) {
+      this.reaper = new Reaper({
+        store: this.store,
+        liveEpoch: () => keeper.liveEpoch(),
+        graceMs: this.config.reaperGraceMs,
+        intervalMs: this.config.reaperIntervalMs,
+        logger: this.logger.child({ unit: 'reaper' }),
+        moves: supervisor.metrics.reaperMoves,
+        failures: supervisor.metrics.reaperFailures,
+      });
+      this.reaper.start();
+    }
+  }
+
+  /**
+   * After a new lease (docs/scale-out.md, "Failover"): a running tenant goes on only if this host owned it
+   * all along — reclaimed from the placement epoch it runs under, so nobody else served it in between — or
+   * it was started under the new lease. Every other one was given to another owner while this host was
+   * paused or cut off: it is stopped, and its clients, refused at its next wake with 421, go to the owner.
+   */
+  private stopDisowned(
+    supervisor: TenantSupervisor,
+    hostEpoch: number,
+    reclaimed: { tenantId: string; epoch: number }[],
+  ): void {
+    const back = new Map(reclaimed.map((p) => [p.tenantId, p.epoch]));
+    void supervisor
+      .stopDisowned((tenantId, servingEpoch) => {
+        const epoch = back.get(tenantId);
+        // A reclaim raises the placement epoch by one in the statement that takes the tenant back.
+        if (epoch !== undefined && servingEpoch === epoch - 1) return epoch;
+        const confirmed = this.ownership.confirmedUnder(tenantId, hostEpoch);
+        return confirmed !== undefined && confirmed === servingEpoch ? confirmed : null;
+      })
+      .then((stopped) => {
+        if (stopped.length > 0)
+          this.logger.warn(
+            { hostEpoch, stopped },
+            'stopped the tenants placed elsewhere while this host held no lease',
+          );
+      })
+      .catch((error: unknown) => this.logger.error({ err: error }, 'stopping disowned tenants failed'));
   }
 
   /** A drain (drain.ts) is noticed on the lease's renewals: the operator only marks the host in the store. */
@@ -112,6 +159,7 @@ export class FleetMode {
 
   async close(): Promise<void> {
     await this.drainer?.stop();
+    await this.reaper?.stop();
     this.keeper?.stop();
     await this.keeper?.settled();
     await this.store.close();

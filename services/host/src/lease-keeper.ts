@@ -41,8 +41,18 @@ export interface LeaseKeeperOptions {
 }
 
 export interface LeaseKeeperEvents {
-  /** The lease was renewed, or acquired anew (`acquired`: a new epoch, its tenants reclaimed). */
-  renewed: [lease: { epoch: number; remainingMs: number; acquired: boolean }];
+  /**
+   * The lease was renewed, or acquired anew (`acquired`: a new epoch, and `reclaimed` the placements taken
+   * back under it, each with its new placement epoch — one more than the one it had; empty on a renewal).
+   */
+  renewed: [
+    lease: {
+      epoch: number;
+      remainingMs: number;
+      acquired: boolean;
+      reclaimed: { tenantId: string; epoch: number }[];
+    },
+  ];
   /** The deadline passed (or the store said the lease is gone) without a renewal: no writes may be acknowledged. */
   lapsed: [lease: { epoch: number }];
   /** Another registration of this host id holds the lease: this process must stop serving; the keeper stops. */
@@ -151,7 +161,12 @@ export class LeaseKeeper extends EventEmitter<LeaseKeeperEvents> {
     // The host's clock, from BEFORE the request left: never later than the store's expiresAt.
     this.deadline = sent + this.ttlMs;
     this.armLapse();
-    this.emit('renewed', { epoch: this.epoch, remainingMs: this.remainingMs(), acquired: false });
+    this.emit('renewed', {
+      epoch: this.epoch,
+      remainingMs: this.remainingMs(),
+      acquired: false,
+      reclaimed: [],
+    });
   }
 
   /** A new lease (a new epoch), then this host's tenants back under it. */
@@ -173,7 +188,12 @@ export class LeaseKeeper extends EventEmitter<LeaseKeeperEvents> {
       'acquired the host lease and reclaimed its tenants',
     );
     if (this.phase === 'stopped') return;
-    this.emit('renewed', { epoch: this.epoch, remainingMs: this.remainingMs(), acquired: true });
+    this.emit('renewed', {
+      epoch: this.epoch,
+      remainingMs: this.remainingMs(),
+      acquired: true,
+      reclaimed: reclaimed.map((p) => ({ tenantId: p.tenantId, epoch: p.epoch })),
+    });
   }
 
   private onFailure(error: unknown): void {

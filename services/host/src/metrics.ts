@@ -32,6 +32,23 @@ export class HostMetrics {
     help: 'Tenants stopped because they had no request for the idle time.',
     registers: [this.registry],
   });
+  // Fleet mode (docs/scale-out.md, "Failover").
+  readonly reaperMoves = new Counter({
+    name: 'rookery_host_reaper_moves_total',
+    help: "Tenants this host's reaper re-placed from a host whose lease expired more than the grace ago, by reason.",
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly reaperFailures = new Counter({
+    name: 'rookery_host_reaper_failures_total',
+    help: 'Re-placements (or whole sweeps) that failed for another reason than another reaper winning the move.',
+    registers: [this.registry],
+  });
+  readonly disownedStops = new Counter({
+    name: 'rookery_host_tenant_disowned_stops_total',
+    help: 'Running tenants stopped because the control store gave them to another owner (found on a new lease or a wake).',
+    registers: [this.registry],
+  });
 
   /** Fleet mode: planned moves of a tenant to another host (mover.ts), by outcome. */
   readonly moves = new Counter({

@@ -108,6 +108,12 @@ export class TenantOwnership {
     return this.owned.get(tenantId)?.placementEpoch;
   }
 
+  /** The placement epoch this host confirmed for the tenant while its lease had epoch `hostEpoch`, if any. */
+  confirmedUnder(tenantId: string, hostEpoch: number): number | undefined {
+    const owned = this.owned.get(tenantId);
+    return owned?.hostEpoch === hostEpoch ? owned.placementEpoch : undefined;
+  }
+
   /** The tenant was stopped here (a planned move stops it first): the next wake asks the store. */
   forget(tenantId: string): void {
     this.owned.delete(tenantId);

@@ -136,6 +136,12 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
         });
       }
       t.lastActivityAt = Date.now(); // a wake comes just before a request: not idle
+      if (t.state === 'running' && this.disowned(t)) {
+        // Running under an epoch the store has moved past (it was placed elsewhere and came back): its
+        // files and its mirror lineage are stale. Stopped here; the next start serves the new epoch.
+        await this.stopDisownedOne(t, 'a wake confirmed a newer placement epoch');
+        continue;
+      }
       if (t.state === 'running') return { socketPath: t.socketPath, startedNow: false, startMs: 0 };
       if (t.state === 'stopping') {
         await t.stopping;
@@ -169,6 +175,44 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
   /** Fleet mode: tells every tenant process what the host's lease has left now (0: it lapsed). */
   broadcastLease(remainingMs: number): void {
     for (const t of this.tenants.values()) t.process?.sendLease(remainingMs);
+  }
+
+  /**
+   * Fleet mode, after this host acquired a new lease (a new epoch; docs/scale-out.md, "Failover"): every
+   * tenant process whose placement the store no longer gives this host is stopped, so its clients go to
+   * the new owner. `owns` answers, for a tenant and the epoch its process serves under, the placement
+   * epoch it may go on serving under, or null. A stop is a normal one: the tenant answers nothing more,
+   * and its mirror shipper writes nothing once a newer owner's generation exists (the epoch fence).
+   * Answers the tenants stopped.
+   */
+  async stopDisowned(
+    owns: (tenantId: string, servingEpoch: number | null) => number | null,
+  ): Promise<string[]> {
+    const stops: Promise<void>[] = [];
+    const stopped: string[] = [];
+    for (const t of this.tenants.values()) {
+      if (t.state !== 'running' && t.state !== 'starting') continue;
+      const epoch = owns(t.id, t.servingEpoch);
+      if (epoch !== null) {
+        t.servingEpoch = epoch;
+        continue;
+      }
+      stopped.push(t.id);
+      stops.push(this.stopDisownedOne(t, 'the store placed it elsewhere while this host held no lease'));
+    }
+    await Promise.all(stops);
+    return stopped;
+  }
+
+  /** Running under another epoch than the one the host just confirmed for it (fleet mode only). */
+  private disowned(t: TenantRecord): boolean {
+    return this.options.lease !== undefined && t.servingEpoch !== this.options.lease.placementEpoch(t.id);
+  }
+
+  private async stopDisownedOne(t: TenantRecord, why: string): Promise<void> {
+    this.metrics.disownedStops.inc();
+    t.log.warn({ servingEpoch: t.servingEpoch }, `stopping a tenant this host no longer owns: ${why}`);
+    await this.stop(t.id);
   }
 
   /** Stops the tenant's process (SIGTERM, then SIGKILL after `stopTimeoutMs`). False if it was not running. */

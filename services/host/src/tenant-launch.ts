@@ -39,6 +39,7 @@ export async function launchTenant(
 ): Promise<{ proc: TenantProcess; fromSpare: boolean }> {
   // Read before anything is made: an unknown placement fails the start rather than run the tenant unfenced.
   const epoch = deps.lease ? deps.lease.placementEpoch(t.id) : null;
+  t.servingEpoch = epoch;
   fs.mkdirSync(t.dir, { recursive: true });
   /** The lease as it stands now (read again at each hand-over: a spare may take a while to be ready). */
   const lease = (): TenantLease | null =>

@@ -12,6 +12,11 @@ export interface TenantRecord {
   readonly log: Logger;
   state: HostTenantState;
   process: TenantProcess | null;
+  /**
+   * Fleet mode: the placement epoch the process serves under — the one it was launched with, raised when
+   * a reclaim proved nobody else owned the tenant meanwhile (supervisor.stopDisowned). Null on one machine.
+   */
+  servingEpoch: number | null;
   /** The start in progress (or waiting out a restart backoff): every wake of this tenant awaits this one. */
   starting: Promise<number> | null;
   stopping: Promise<void> | null;
@@ -36,6 +41,7 @@ export function newTenantRecord(id: string, dir: string, socketPath: string, log
     log,
     state: 'stopped',
     process: null,
+    servingEpoch: null,
     starting: null,
     stopping: null,
     cancelRestart: null,
