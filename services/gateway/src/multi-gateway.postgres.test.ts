@@ -182,14 +182,41 @@ describe('two gateways: revocation', () => {
       const serial = String((certificate.json.certificate as { serial: string }).serial);
       const revoked = await admin.call('POST', `/control/certificates/${serial}/revoke`);
       expect([revoked.status, revoked.json.revokedNow]).toEqual([200, true]);
-      let reply = await second.call(ci, 'GET', '/databases');
-      while (reply.status === 200) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        reply = await second.call(ci, 'GET', '/databases');
-      }
-      expect([reply.status, reply.json.code]).toEqual([401, 'CertificateRevoked']);
+      await refusedBySecond(ci);
+    } finally {
+      second.clock.now = null;
+    }
+  });
+
+  it('a revocation stamped by a clock behind the last one the second gateway saw still reaches it', async () => {
+    const admin = await tenant('skewed');
+    const [early, late] = [await stack.program('early', 'skewed'), await stack.program('late', 'skewed')];
+    second.clock.now = Date.now();
+    try {
+      for (const who of [admin, early, late])
+        expect((await second.call(who, 'GET', '/databases')).status).toBe(200);
+      // One control plane revokes with the right time, and the second gateway sees it…
+      await stack.store.revokeCertificate(early.serial, Date.now());
+      await refusedBySecond(early);
+      // …then another, whose clock is 10 s behind (or whose write waited 10 s to commit), revokes another.
+      await stack.store.revokeCertificate(late.serial, Date.now() - 10_000);
+      await refusedBySecond(late);
     } finally {
       second.clock.now = null;
     }
   });
 });
+
+/**
+ * Waits until the second gateway refuses the certificate as revoked (the test's timeout is the bound). It
+ * asks for a route that does not exist: the certificate is checked first, and nothing counts against the
+ * tenant's rate, which a frozen clock never refills.
+ */
+async function refusedBySecond(who: Pick<Client, 'agent'>): Promise<void> {
+  let reply = await second.call(who, 'GET', '/no-such-route');
+  while (reply.status === 404) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    reply = await second.call(who, 'GET', '/no-such-route');
+  }
+  expect([reply.status, reply.json.code]).toEqual([401, 'CertificateRevoked']);
+}

@@ -1,7 +1,8 @@
 // Certificate → principal, cached. A TLS handshake proves the certificate was
 // issued by our CA; this says whom it was issued to and whether it still
 // counts. Revocations are polled from the control plane every second, so a
-// revoked certificate stops working within about a second on every gateway.
+// revoked certificate stops working within about a second on every gateway
+// (pollRevocations says what that takes of the revoking processes' clocks).
 import type { CertificateRecord, ControlStore, Principal } from '@rookery/control-store';
 
 export interface Resolved {
@@ -16,6 +17,9 @@ export type Resolution =
       code: 'CertificateNotRecognised' | 'CertificateRevoked' | 'CertificateExpired';
       message: string;
     };
+
+/** How far behind the newest revocation seen a later one may be stamped and still arrive by the poll. */
+export const REVOCATION_POLL_OVERLAP_MS = 5 * 60_000;
 
 interface CacheEntry {
   resolved: Resolved | null;
@@ -93,9 +97,13 @@ export class PrincipalDirectory {
   }
 
   private async pollRevocations(): Promise<void> {
-    // Polls overlap by a second: two revocations in the same millisecond, or a
-    // clock a little behind another writer's, are never missed (the set ignores repeats).
-    const revoked = await this.store.listRevokedSince(Math.max(0, this.revokedSince - 1_000));
+    // A revocation is stamped with the clock of the process that made it (any gateway's control API, the
+    // CLI), and committed a moment later; polling from the newest stamp seen would miss one stamped earlier
+    // by a clock behind another's, or committed late. Polls overlap by REVOCATION_POLL_OVERLAP_MS so that
+    // such a revocation still arrives within a poll (the set ignores repeats); one stamped further behind
+    // than that is refused once its certificate's cache entry expires (cacheMs).
+    const since = Math.max(0, this.revokedSince - REVOCATION_POLL_OVERLAP_MS);
+    const revoked = await this.store.listRevokedSince(since);
     for (const r of revoked) {
       this.revoked.add(r.thumbprint);
       this.cache.delete(r.thumbprint);
