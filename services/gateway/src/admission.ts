@@ -1,14 +1,13 @@
 // Everything the gateway checks before a byte reaches a tenant, shared by both ways in (a request and a
 // WebSocket upgrade), so the two can never disagree on who gets through: the client certificate's
 // principal, a person's two-factor session, the route's authorisation, the tenant's quotas, its live
-// connections (WebSockets, NDJSON streams), and the tenant's socket (woken if it sleeps). Each step throws
+// connections (WebSockets, NDJSON streams). Reaching the tenant is tenant-router.ts's. Each step throws
 // a Refusal the caller writes back its own way.
 import type { TLSSocket } from 'node:tls';
 import type { Principal, Tenant } from '@rookery/control-store';
 import { identityOf } from '@rookery/pki';
 import { authorize } from './authorize.js';
 import type { StorageCache, TtlCache } from './caches.js';
-import type { HostClient } from './host-client.js';
 import type { LimitShares } from './limit-shares.js';
 import type { LiveConnectionLimits, LiveKind, Release } from './live-limits.js';
 import type { PrincipalDirectory, Resolved } from './principals.js';
@@ -24,7 +23,6 @@ export interface AdmissionDeps {
   tenants: TtlCache<Tenant | null>;
   limiter: RateLimiter;
   storage: StorageCache;
-  hosts: HostClient;
   liveLimits: LiveConnectionLimits;
   /** This gateway's part of each tenant's rate among the gateways (WHOLE_LIMITS when it is alone). */
   shares: LimitShares;
@@ -110,18 +108,6 @@ export class Admission {
    */
   holdLiveConnection(tenantId: string, kind: LiveKind): Release {
     return this.deps.liveLimits.hold(tenantId, kind);
-  }
-
-  /** The socket of the tenant's container, waking it first if it sleeps (503 with Retry-After if not ready in time). */
-  async tenantSocket(tenantId: string): Promise<string> {
-    const woken = await this.deps.hosts.socketOf(tenantId);
-    if (woken.ok) return woken.socketPath;
-    throw gatewayError(
-      woken.code === 'TenantStarting' ? 'TenantStarting' : 'TenantUnavailable',
-      woken.message,
-      {},
-      woken.retryAfterSeconds,
-    );
   }
 
   private thumbprintOf(socket: TLSSocket): string | null {

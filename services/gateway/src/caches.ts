@@ -1,7 +1,7 @@
 // The two caches between a request and the control plane or the host: what a tenant is allowed (its
 // record and quota) and how much it stores. Both are read on every tenant request, so neither may put a
 // round trip on the request path more than once per TTL.
-import type { HostClient } from './host-client.js';
+import type { TenantRouter } from './tenant-router.js';
 
 /** Values loaded by key and trusted for `ttlMs`; concurrent misses of one key share one load. */
 export class TtlCache<V> {
@@ -28,7 +28,7 @@ export class StorageCache {
   private readonly known = new Map<string, { bytes: number | null; at: number }>();
 
   constructor(
-    private readonly hosts: HostClient,
+    private readonly hosts: Pick<TenantRouter, 'storageOf'>,
     private readonly ttlMs: number,
     private readonly now: () => number,
   ) {}

@@ -29,6 +29,15 @@ export const GatewayConfigSchema = z
     /** PostgreSQL connection string for the scale-out control plane; the embedded SQLite file otherwise. */
     controlDatabaseUrl: z.string().url().optional(),
     hostUrl: z.string().url().default('http://127.0.0.1:8081'),
+    /**
+     * How tenants are reached: `local` (one machine: the host at hostUrl, tenants' Unix sockets) or `fleet`
+     * (the control store's placements, each tenant through its host's relay over mutual TLS; fleet-router.ts).
+     */
+    routing: z.enum(['local', 'fleet']).default('local'),
+    /** Fleet routing: how long a tenant's placement is used before the store is asked again (a 421 asks at once). */
+    placementCacheMs: Milliseconds.max(60_000).default(3_000),
+    /** Fleet routing: from connecting to a host's relay until its answer, which waits for the tenant's wake. */
+    relayTimeoutMs: Milliseconds.min(1_000).max(120_000).default(10_000),
     internalToken: z.string().min(16, 'the internal token must be at least 16 characters'),
     logLevel: LogLevelSchema.default('info'),
     /** The HTTPS server's timeouts: server-timeouts.ts says what each bounds (none bounds an answer). */
@@ -95,6 +104,9 @@ const ENV_NAMES: Record<keyof GatewayConfig, string> = {
   serverNames: 'ROOKERY_GATEWAY_NAMES',
   controlDatabaseUrl: 'ROOKERY_CONTROL_DATABASE_URL',
   hostUrl: 'ROOKERY_HOST_URL',
+  routing: 'ROOKERY_GATEWAY_ROUTING',
+  placementCacheMs: 'ROOKERY_GATEWAY_PLACEMENT_CACHE_MS',
+  relayTimeoutMs: 'ROOKERY_GATEWAY_RELAY_TIMEOUT_MS',
   internalToken: 'ROOKERY_INTERNAL_TOKEN',
   logLevel: 'ROOKERY_LOG_LEVEL',
   headersTimeoutMs: 'ROOKERY_GATEWAY_HEADERS_TIMEOUT_MS',

@@ -10,7 +10,7 @@
 import type { ControlStore } from '@rookery/control-store';
 import { DatabaseNameSchema, isRookeryError } from '@rookery/protocol';
 import type { Logger } from 'pino';
-import type { HostClient } from './host-client.js';
+import type { TenantRouter } from './tenant-router.js';
 
 const ADMIN_DATABASES = '/admin/databases';
 
@@ -20,7 +20,7 @@ export class DatabaseRecords {
 
   constructor(
     private readonly store: ControlStore,
-    private readonly hosts: Pick<HostClient, 'databasesOf'>,
+    private readonly hosts: Pick<TenantRouter, 'databasesOf'>,
     private readonly log: Logger,
   ) {}
 

@@ -37,6 +37,7 @@ import { gatewayError, sendProblem } from './refusal.js';
 import { classifyTenantRoute, isControlPath, type TenantRoute } from './route-access.js';
 import { applyServerTimeouts, DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from './server-timeouts.js';
 import { TenantPools } from './tenant-pool.js';
+import { LocalRouter, type TenantRouter } from './tenant-router.js';
 import { SESSION_COOKIE, TwoFactor, type TwoFactorOptions } from './two-factor.js';
 import { Upgrades } from './upgrade.js';
 import { UsageFlusher } from './usage-flusher.js';
@@ -53,7 +54,10 @@ export interface GatewayOptions {
   ca: CertificateAuthority;
   serverCertificate: ServerCertificate;
   store: ControlStore;
-  hosts: HostClient;
+  /** One machine: the host on this machine (ROOKERY_HOST_URL). Not used when `router` is given. */
+  hosts?: HostClient;
+  /** How tenants are reached (tenant-router.ts): a FleetRouter in a fleet; a LocalRouter on `hosts` otherwise. */
+  router?: TenantRouter;
   masterKey: Buffer;
   /** The worker fleet's job queue, for the control API's job routes (without it they answer 503). */
   jobs?: JobQueue<RookeryJobTypes> | null;
@@ -138,7 +142,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     : null;
   await fleet?.start();
   const shares: LimitShares = fleet ?? WHOLE_LIMITS;
-  const pools = new TenantPools({ maxSockets: options.tenantConnections });
+  const router = options.router ?? localRouter(options);
   const metrics = new GatewayMetrics();
   const control = await buildControlApi({
     store: options.store,
@@ -147,7 +151,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     jobs: options.jobs ?? null,
     logger: log.child({ unit: 'control' }),
   });
-  const databaseRecords = new DatabaseRecords(options.store, options.hosts, log);
+  const databaseRecords = new DatabaseRecords(options.store, router, log);
   // Tenants (and their quotas) are read from the store at most once a second per tenant.
   const tenants = new TtlCache(
     (id: string) => options.store.getTenant(id),
@@ -159,8 +163,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     twoFactor,
     tenants,
     limiter: new RateLimiter(now),
-    storage: new StorageCache(options.hosts, options.storageCheckMs ?? 10_000, now),
-    hosts: options.hosts,
+    storage: new StorageCache(router, options.storageCheckMs ?? 10_000, now),
     liveLimits: new LiveConnectionLimits({ ...DEFAULT_LIVE_LIMITS, ...options.liveLimits }, (limit) =>
       shares.liveShare(limit),
     ),
@@ -168,11 +171,6 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
   let requestCounter = 0;
   const nextRequestId = () => `${process.pid.toString(36)}-${(++requestCounter).toString(36)}`;
-  // Stopped or crashed since we learnt its socket: the next request wakes it again.
-  const tenantGone = (tenantId: string, socketPath: string) => {
-    options.hosts.forget(tenantId);
-    pools.forget(socketPath);
-  };
   const live = new LiveSockets({
     resolve: (thumbprint) => directory.resolve(thumbprint),
     meter,
@@ -181,7 +179,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     sweepMs: options.liveSweepMs ?? 1_000,
   });
   metrics.countOpenWebSockets(() => live.size);
-  const upgrades = new Upgrades({ admission, live, meter, metrics, log, nextRequestId, tenantGone });
+  const upgrades = new Upgrades({ admission, live, meter, metrics, log, nextRequestId, router });
 
   const tls = (certificate: ServerCertificate) => ({
     key: certificate.keyPem,
@@ -287,20 +285,28 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     requestId: string,
     internalHeaders: string[],
   ) {
-    const socketPath = await admission.tenantSocket(tenantId);
-    try {
-      return await proxyToTenant(request, response, {
-        path,
-        pool: pools.for(socketPath),
-        requestId,
-        internalHeaders,
-      });
-    } catch (error) {
-      if (!(error instanceof TenantUnreachable)) throw error;
-      log.warn({ err: error, tenant: tenantId, reqId: requestId }, 'the tenant did not answer');
-      tenantGone(tenantId, socketPath);
-      if (response.headersSent) throw error;
-      throw gatewayError('TenantUnavailable', 'The tenant was restarting; retry the request.', {}, 1);
+    for (let attempt = 1; ; attempt++) {
+      const target = await router.target(tenantId);
+      try {
+        return await proxyToTenant(request, response, {
+          path,
+          pool: target.pool,
+          requestId,
+          internalHeaders,
+        });
+      } catch (error) {
+        if (!(error instanceof TenantUnreachable)) throw error;
+        log.warn({ err: error, tenant: tenantId, reqId: requestId }, 'the tenant did not answer');
+        const refusal = await router.unreachable(tenantId, target, error);
+        if (response.headersSent) throw error;
+        // Once more, only when nothing of the request left the gateway (a fleet host's relay answered
+        // 421 or could not be reached, and the placement names another host now): safe for any method.
+        if (refusal === null && !error.connected && attempt === 1) continue;
+        throw (
+          refusal ??
+          gatewayError('TenantUnavailable', 'The tenant is moving between hosts; retry the request.', {}, 1)
+        );
+      }
     }
   }
 
@@ -402,12 +408,18 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
-      pools.close();
+      router.close();
       await databaseRecords.settled();
       await control.close();
       await flushUsage();
     },
   };
+}
+
+/** One machine: the host at ROOKERY_HOST_URL wakes tenants, which the gateway reaches on their Unix sockets. */
+function localRouter(options: GatewayOptions): TenantRouter {
+  if (!options.hosts) throw new Error('startGateway needs `hosts` (one machine) or `router` (a fleet)');
+  return new LocalRouter(options.hosts, new TenantPools({ maxSockets: options.tenantConnections }));
 }
 
 /**

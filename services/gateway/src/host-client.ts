@@ -12,7 +12,7 @@ import {
   parseHostAnswer,
   RookeryError,
 } from '@rookery/protocol';
-import { request } from 'undici';
+import { type Dispatcher, request } from 'undici';
 
 export type WakeResult =
   | { ok: true; socketPath: string }
@@ -49,28 +49,12 @@ export class HostClient {
 
   /** Bytes the tenant stores, read by the host without waking it; null when the host answers an error. */
   async storageOf(tenantId: string): Promise<TenantStorage | null> {
-    const answer = await this.statsAnswer(tenantId);
-    if (answer.status !== 200) return null;
-    return { bytes: parseHostAnswer(HostTenantStatsSchema, answer.body, answer.route).bytesOnDisk };
+    return storageFrom(await tenantStats(this.baseUrl, this.token, tenantId));
   }
 
   /** Names of the databases the tenant stores, read by the host from its files without waking it. */
   async databasesOf(tenantId: string): Promise<{ readable: string[]; unreadable: string[] }> {
-    const answer = await this.statsAnswer(tenantId);
-    if (answer.status !== 200) throw errorOf(answer);
-    const stats = parseHostAnswer(HostTenantStatsSchema, answer.body, answer.route);
-    // Databases whose files the host could read carry their id; the others say why not.
-    const readable = stats.databases.filter((d) => 'databaseId' in d).map((d) => d.name);
-    const unreadable = stats.databases.filter((d) => !('databaseId' in d)).map((d) => d.name);
-    return { readable, unreadable };
-  }
-
-  private async statsAnswer(tenantId: string): Promise<HostAnswer> {
-    const route = `GET /tenants/${tenantId}/stats`;
-    const response = await request(`${this.baseUrl}/tenants/${encodeURIComponent(tenantId)}/stats`, {
-      headers: { [INTERNAL_TOKEN_HEADER]: this.token },
-    });
-    return { route, status: response.statusCode, body: await jsonOf(response.body, route) };
+    return databasesFrom(await tenantStats(this.baseUrl, this.token, tenantId));
   }
 
   private async wake(tenantId: string): Promise<WakeResult> {
@@ -110,10 +94,44 @@ export class HostClient {
   }
 }
 
-interface HostAnswer {
+export interface HostAnswer {
   route: string;
   status: number;
   body: unknown;
+}
+
+/**
+ * `GET /tenants/{id}/stats` of the host at `baseUrl`: its plain API on this machine, or a fleet host's
+ * relay port, through a `dispatcher` that presents the gateway's certificate.
+ */
+export async function tenantStats(
+  baseUrl: string,
+  token: string,
+  tenantId: string,
+  dispatcher?: Dispatcher,
+): Promise<HostAnswer> {
+  const route = `GET /tenants/${tenantId}/stats`;
+  const response = await request(`${baseUrl}/tenants/${encodeURIComponent(tenantId)}/stats`, {
+    headers: { [INTERNAL_TOKEN_HEADER]: token },
+    ...(dispatcher && { dispatcher }),
+  });
+  return { route, status: response.statusCode, body: await jsonOf(response.body, route) };
+}
+
+/** The bytes a stats answer says the tenant stores; null for an error answer. */
+export function storageFrom(answer: HostAnswer): TenantStorage | null {
+  if (answer.status !== 200) return null;
+  return { bytes: parseHostAnswer(HostTenantStatsSchema, answer.body, answer.route).bytesOnDisk };
+}
+
+/** The tenant's databases a stats answer names; the host's error for an error answer. */
+export function databasesFrom(answer: HostAnswer): { readable: string[]; unreadable: string[] } {
+  if (answer.status !== 200) throw errorOf(answer);
+  const stats = parseHostAnswer(HostTenantStatsSchema, answer.body, answer.route);
+  // Databases whose files the host could read carry their id; the others say why not.
+  const readable = stats.databases.filter((d) => 'databaseId' in d).map((d) => d.name);
+  const unreadable = stats.databases.filter((d) => !('databaseId' in d)).map((d) => d.name);
+  return { readable, unreadable };
 }
 
 /** The host's error answer as the error it stands for: its own problem when it sent one. */

@@ -7,9 +7,14 @@ import { loadOrCreateCertificateAuthority, loadOrCreateMasterKey } from '@rooker
 import { ROOKERY_JOB_TYPES } from '@rookery/protocol';
 import pino from 'pino';
 import { gatewayFleetOf, loadGatewayConfig } from './config.js';
+import { FleetRouter } from './fleet-router.js';
 import { startGateway } from './gateway.js';
 import { HostClient } from './host-client.js';
-import { ensureServerCertificate, watchServerCertificate } from './server-certificate.js';
+import {
+  ensureRelayClientCertificate,
+  ensureServerCertificate,
+  watchServerCertificate,
+} from './server-certificate.js';
 
 const config = loadGatewayConfig();
 const log = pino({ level: config.logLevel, base: { service: 'gateway' } });
@@ -25,6 +30,22 @@ const jobs = await openJobQueue({
   types: ROOKERY_JOB_TYPES,
   logger: log,
 });
+// Fleet routing: tenants are reached through the host the store places them on, with the gateway's own
+// certificate (issued from the CA beside its server certificate) on every relay connection.
+const router =
+  config.routing === 'fleet'
+    ? new FleetRouter({
+        store,
+        credentials: {
+          ...(await ensureRelayClientCertificate(ca, paths.serverCertificate)),
+          caPem: ca.certPem,
+          internalToken: config.internalToken,
+          handshakeTimeoutMs: config.relayTimeoutMs,
+        },
+        placementCacheMs: config.placementCacheMs,
+        maxSockets: config.tenantConnections,
+      })
+    : undefined;
 
 const gateway = await startGateway({
   host: config.host,
@@ -33,6 +54,7 @@ const gateway = await startGateway({
   serverCertificate,
   store,
   hosts: new HostClient(config.hostUrl, config.internalToken),
+  ...(router && { router }),
   masterKey,
   jobs,
   logger: log,

@@ -40,7 +40,14 @@ export interface ProxyOutcome {
 }
 
 export class TenantUnreachable extends Error {
-  constructor(cause: Error) {
+  constructor(
+    cause: Error,
+    /**
+     * False when no connection to the tenant could be made (a relay's handshake refused or failed): then
+     * nothing of the request left the gateway, and it may go elsewhere whatever its method.
+     */
+    readonly connected = true,
+  ) {
     super(`the tenant container did not answer: ${cause.message}`, { cause });
   }
 }
@@ -187,7 +194,7 @@ export function proxyToTenant(
           // A kept-alive connection the tenant closed as this request went out: nothing was answered, and a
           // request without a body that may be repeated goes again, once, on a new connection.
           if (!answered && mayRetry && connection.reused && !retry && !response.destroyed) {
-            target.pool.acquire((fresh) => attempt(fresh, true), true);
+            target.pool.acquire((fresh) => attempt(fresh, true), notConnected, true);
             return;
           }
           // The tenant's connection broke mid-answer (or the client left and we cut it): the caller ends the
@@ -201,6 +208,7 @@ export function proxyToTenant(
         request.on('end', onEnd);
       }
     };
-    target.pool.acquire((connection) => attempt(connection, false));
+    const notConnected = (error: Error) => reject(new TenantUnreachable(error, false));
+    target.pool.acquire((connection) => attempt(connection, false), notConnected);
   });
 }

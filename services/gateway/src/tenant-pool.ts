@@ -1,9 +1,32 @@
-// Keep-alive connections from the gateway to tenant containers' Unix sockets,
-// one pool per socket, each connection carrying one exchange (request and
-// answer) at a time. Answers are read with tenant-response-parser.ts; what to
-// send and where the answer goes is proxy.ts's business.
+// Keep-alive connections from the gateway to a tenant, one pool per way to it
+// (one machine: the tenant's Unix socket; a fleet: a host's relay, by host,
+// tenant and placement epoch), each connection carrying one exchange (request
+// and answer) at a time. A pool opens its connections with the `Connect` it was
+// made with; a relay connection is already past its handshake when the pool
+// gets it, so everything here sees a plain byte stream to the tenant. Answers
+// are read with tenant-response-parser.ts; what to send and where the answer
+// goes is proxy.ts's business.
 import net from 'node:net';
+import type { Duplex } from 'node:stream';
 import { type ResponseHandlers, TenantResponseParser } from './tenant-response-parser.js';
+
+/**
+ * Opens one connection to the tenant: synchronously (a Unix socket, whose failures arrive as its errors),
+ * or once a handshake is done (a relay), rejecting when none could be made — then nothing was sent.
+ */
+export type Connect = () => Duplex | Promise<Duplex>;
+
+/** The way to a tenant's Unix socket on this machine. */
+export const unixSocket =
+  (socketPath: string): Connect =>
+  () =>
+    net.connect(socketPath);
+
+/** A caller waiting for a connection: given one, or told why none could be opened. */
+interface Waiter {
+  use(connection: TenantConnection): void;
+  fail(error: Error): void;
+}
 
 /**
  * Most connections the gateway opens to one tenant for requests; one more waits for one of them. A streamed
@@ -25,7 +48,6 @@ export interface Exchange extends ResponseHandlers {
 }
 
 export class TenantConnection {
-  private readonly socket: net.Socket;
   private readonly parser: TenantResponseParser;
   private exchange: Exchange | null = null;
   private answered = false;
@@ -34,10 +56,9 @@ export class TenantConnection {
   idleSince = 0;
 
   constructor(
-    socketPath: string,
+    private readonly socket: Duplex,
     private readonly onClose: (connection: TenantConnection) => void,
   ) {
-    this.socket = net.connect(socketPath);
     this.parser = new TenantResponseParser({
       head: (status, rawHeaders) => {
         this.answered = true;
@@ -126,10 +147,10 @@ export class TenantConnection {
   }
 }
 
-/** The connections to one tenant socket. */
+/** The connections to one tenant by one way. */
 export class TenantPool {
   private readonly idle: TenantConnection[] = [];
-  private readonly waiting: Array<(connection: TenantConnection) => void> = [];
+  private readonly waiting: Waiter[] = [];
   private open = 0;
   private closed = false;
   private sweeper: NodeJS.Timeout | null = null;
@@ -138,19 +159,24 @@ export class TenantPool {
   private readonly idleCloseMs: number;
 
   constructor(
-    readonly socketPath: string,
+    /** What the pool is known by in its TenantPools: a socket path, or a relay's host, tenant and epoch. */
+    readonly key: string,
+    private readonly connectTo: Connect,
     options: TenantPoolOptions = {},
   ) {
     this.maxSockets = options.maxSockets ?? TENANT_POOL_MAX_SOCKETS;
     this.idleCloseMs = options.idleCloseMs ?? IDLE_CLOSE_MS;
   }
 
-  /** Hands `use` a connection: the most recently idle one (unless `fresh`), a new one, or the next one freed. */
-  acquire(use: (connection: TenantConnection) => void, fresh = false): void {
+  /**
+   * Hands `use` a connection: the most recently idle one (unless `fresh`), a new one, or the next one
+   * freed; or calls `fail` when a new one could not be opened (nothing was sent on it).
+   */
+  acquire(use: (connection: TenantConnection) => void, fail: (error: Error) => void, fresh = false): void {
     const idle = fresh ? undefined : this.idle.pop();
     if (idle) use(idle);
-    else if (this.open < this.maxSockets) use(this.connect());
-    else this.waiting.push(use);
+    else if (this.open < this.maxSockets) this.connect({ use, fail });
+    else this.waiting.push({ use, fail });
   }
 
   /** An exchange is over: the connection carries the next one, or goes when it cannot be trusted to. */
@@ -162,7 +188,7 @@ export class TenantPool {
     connection.reused = true;
     const next = this.waiting.shift();
     if (next) {
-      next(connection);
+      next.use(connection);
       return;
     }
     connection.idleSince = Date.now();
@@ -178,16 +204,44 @@ export class TenantPool {
     this.closed = true;
     if (this.sweeper) clearInterval(this.sweeper);
     for (const connection of this.idle.splice(0)) connection.destroy();
-    for (const use of this.waiting.splice(0)) use(this.connect());
+    for (const waiter of this.waiting.splice(0)) this.connect(waiter);
   }
 
   get connections(): number {
     return this.open;
   }
 
-  private connect(): TenantConnection {
+  /** Opens a connection for `waiter`, holding its slot while a handshake is under way. */
+  private connect(waiter: Waiter): void {
     this.open++;
-    return new TenantConnection(this.socketPath, (connection) => this.dropped(connection));
+    let made: Duplex | Promise<Duplex>;
+    try {
+      made = this.connectTo();
+    } catch (error) {
+      this.failed(waiter, error as Error);
+      return;
+    }
+    // The Unix socket's way stays synchronous: no promise tick on the path of a new local connection.
+    if (!(made instanceof Promise)) {
+      waiter.use(this.wrap(made));
+      return;
+    }
+    made.then(
+      (socket) => waiter.use(this.wrap(socket)),
+      (error: Error) => this.failed(waiter, error),
+    );
+  }
+
+  private wrap(socket: Duplex): TenantConnection {
+    return new TenantConnection(socket, (connection) => this.dropped(connection));
+  }
+
+  /** No connection was made: the slot is free again, and the next waiter tries for itself. */
+  private failed(waiter: Waiter, error: Error): void {
+    this.open--;
+    waiter.fail(error);
+    const next = this.closed ? undefined : this.waiting.shift();
+    if (next) this.connect(next);
   }
 
   private dropped(connection: TenantConnection): void {
@@ -195,7 +249,7 @@ export class TenantPool {
     const at = this.idle.indexOf(connection);
     if (at >= 0) this.idle.splice(at, 1);
     const next = this.closed ? undefined : this.waiting.shift();
-    if (next) next(this.connect());
+    if (next) this.connect(next);
   }
 
   private sweep(): void {
@@ -209,25 +263,26 @@ export class TenantPool {
   }
 }
 
-/** One pool per tenant socket. */
+/** One pool per way to a tenant. */
 export class TenantPools {
   private readonly pools = new Map<string, TenantPool>();
 
   constructor(private readonly options: TenantPoolOptions = {}) {}
 
-  for(socketPath: string): TenantPool {
-    let pool = this.pools.get(socketPath);
+  /** The pool known by `key`, made with `connect` (by default: `key` is a Unix socket's path) if new. */
+  for(key: string, connect: Connect = unixSocket(key)): TenantPool {
+    let pool = this.pools.get(key);
     if (!pool) {
-      pool = new TenantPool(socketPath, this.options);
-      this.pools.set(socketPath, pool);
+      pool = new TenantPool(key, connect, this.options);
+      this.pools.set(key, pool);
     }
     return pool;
   }
 
-  /** Drops the connections of a tenant that stopped. */
-  forget(socketPath: string): void {
-    this.pools.get(socketPath)?.close();
-    this.pools.delete(socketPath);
+  /** Drops the connections of a tenant that stopped, or of a placement that is no longer the tenant's. */
+  forget(key: string): void {
+    this.pools.get(key)?.close();
+    this.pools.delete(key);
   }
 
   close(): void {

@@ -5,6 +5,7 @@ import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { TenantUnreachable } from './proxy.js';
+import { unixSocket } from './tenant-pool.js';
 import { localServers } from './test-fixtures/local-servers.js';
 import { openWebSocket } from './test-fixtures/websocket.js';
 import { proxyUpgrade, type UpgradeOutcome, WaitingClient } from './upgrade-proxy.js';
@@ -51,7 +52,7 @@ async function setup() {
   front.on('upgrade', (req: http.IncomingMessage, socket, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     proxyUpgrade(req, new WaitingClient(socket, head), {
-      socketPath,
+      connect: unixSocket(socketPath),
       path: req.url ?? '/',
       requestId: 'req-1',
     }).then(

@@ -1,15 +1,15 @@
-// Carries one WebSocket upgrade to a tenant container's Unix socket. The upgrade request goes over a
-// connection of its own, never the keep-alive pool (an upgraded connection leaves HTTP for good), and
-// the tenant either
+// Carries one WebSocket upgrade to a tenant container (its Unix socket, or a fleet host's relay to it).
+// The upgrade request goes over a connection of its own, never the keep-alive pool (an upgraded
+// connection leaves HTTP for good), and the tenant either
 // - switches protocols (101): its answer is relayed and the two sockets are piped both ways with
 //   backpressure, as a Tunnel that counts bytes and watches for the end but never parses a frame; or
 // - answers an ordinary HTTP response (404 DatabaseNotFound, 409 SubscriptionInUse, …), relayed as it
 //   is, after which the client's connection closes.
 import http from 'node:http';
-import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { MAX_LIVE_FRAME_BYTES, WORK_UNITS_HEADER } from '@rookery/protocol';
 import { forwarded, TenantUnreachable } from './proxy.js';
+import type { Connect } from './tenant-pool.js';
 
 /**
  * How long a socket may stay open after it, or its other half, ended: its peer has this long to close
@@ -23,7 +23,8 @@ export type UpgradeOutcome =
   | { upgraded: false; status: number; bytesOut: number; workUnits: number };
 
 export interface UpgradeTarget {
-  socketPath: string;
+  /** Opens the connection the upgrade goes over (tenant-pool.ts). */
+  connect: Connect;
   /** The path (with query string) the tenant container serves. */
   path: string;
   requestId: string;
@@ -87,7 +88,7 @@ export class Tunnel {
 
   constructor(
     private readonly client: Duplex,
-    private readonly tenant: Socket,
+    private readonly tenant: Duplex,
     /** Frames that came along with the handshakes, carried before the tunnel opened. */
     carried: { bytesIn: number; bytesOut: number },
   ) {
@@ -174,11 +175,21 @@ export function proxyUpgrade(
 
   return new Promise((resolve, reject) => {
     const upstream = http.request({
-      socketPath: target.socketPath,
+      // Node's client waits for a connection given through the callback (a relay's, after its handshake);
+      // a connection that could not be made is the request's 'error', before anything was sent.
+      createConnection: (_options, made) => {
+        Promise.resolve()
+          .then(target.connect)
+          .then(
+            (socket) => made(null, socket),
+            (error: Error) => made(error, undefined as unknown as Duplex),
+          );
+        return undefined;
+      },
       path: target.path,
       method: 'GET',
       headers,
-      agent: false,
+      // No agent: it would open its own connection and ignore createConnection.
     });
     let answered = false;
     // The client left before the tenant's answer was carried: the tenant's side goes too.
@@ -191,7 +202,7 @@ export function proxyUpgrade(
       reject(answered || client.destroyed ? error : new TenantUnreachable(error));
     });
 
-    upstream.once('upgrade', (answer: http.IncomingMessage, socket: Socket, upstreamHead: Buffer) => {
+    upstream.once('upgrade', (answer: http.IncomingMessage, socket: Duplex, upstreamHead: Buffer) => {
       answered = true;
       client.off('close', onClientGone);
       if (client.destroyed) {

@@ -18,6 +18,7 @@ import type { GatewayMetrics } from './metrics.js';
 import { TenantUnreachable } from './proxy.js';
 import { gatewayError, rawProblemResponse } from './refusal.js';
 import { classifyTenantRoute } from './route-access.js';
+import type { TenantRouter } from './tenant-router.js';
 import { endThenDestroy, proxyUpgrade, type UpgradeOutcome, WaitingClient } from './upgrade-proxy.js';
 
 export interface UpgradesDeps {
@@ -27,8 +28,8 @@ export interface UpgradesDeps {
   metrics: GatewayMetrics;
   log: Logger;
   nextRequestId(): string;
-  /** The tenant's socket did not answer: it stopped or crashed since the gateway learnt it. */
-  tenantGone(tenantId: string, socketPath: string): void;
+  /** Where the tenant is reached (its socket, or its fleet host's relay). */
+  router: TenantRouter;
 }
 
 export class Upgrades {
@@ -136,7 +137,8 @@ export class Upgrades {
 
   /**
    * Carries the upgrade to the tenant, woken first if it sleeps. An upgrade has no body, so a tenant that
-   * stopped since the gateway learnt its socket (an idle stop, a crash) costs one more wake, not a refusal.
+   * stopped since the gateway learnt its socket (an idle stop, a crash), or moved to another fleet host,
+   * costs one more try, not a refusal.
    */
   private async carry(
     request: http.IncomingMessage,
@@ -146,14 +148,17 @@ export class Upgrades {
     requestId: string,
   ): Promise<UpgradeOutcome> {
     for (let attempt = 1; ; attempt++) {
-      const socketPath = await this.deps.admission.tenantSocket(tenantId);
+      const target = await this.deps.router.target(tenantId);
       try {
-        return await proxyUpgrade(request, waiting, { socketPath, path, requestId });
+        return await proxyUpgrade(request, waiting, { connect: target.connect, path, requestId });
       } catch (error) {
         if (!(error instanceof TenantUnreachable)) throw error;
-        this.deps.tenantGone(tenantId, socketPath);
+        const refusal = await this.deps.router.unreachable(tenantId, target, error);
         if (attempt === 2)
-          throw gatewayError('TenantUnavailable', 'The tenant was restarting; retry the request.', {}, 1);
+          throw (
+            refusal ??
+            gatewayError('TenantUnavailable', 'The tenant was restarting; retry the request.', {}, 1)
+          );
       }
     }
   }

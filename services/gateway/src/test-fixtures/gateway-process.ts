@@ -17,7 +17,11 @@ export interface GatewayProcess {
 
 const mainTs = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'main.ts');
 
-export async function forkGateway(stack: Pick<Stack, 'dir' | 'hostUrl'>): Promise<GatewayProcess> {
+/** `env` goes on top of the settings of the stack's (a fleet's gateway: ROOKERY_GATEWAY_ROUTING=fleet, …). */
+export async function forkGateway(
+  stack: Pick<Stack, 'dir' | 'hostUrl'>,
+  env: Record<string, string> = {},
+): Promise<GatewayProcess> {
   const child = fork(mainTs, [], {
     // The young generation every Rookery service runs with (scripts/lib/services.mjs).
     execArgv: ['--max-semi-space-size=16', '--conditions=@rookery/source', '--import', 'tsx'],
@@ -28,6 +32,7 @@ export async function forkGateway(stack: Pick<Stack, 'dir' | 'hostUrl'>): Promis
       ROOKERY_HOST_URL: stack.hostUrl,
       ROOKERY_INTERNAL_TOKEN: TOKEN,
       ROOKERY_LOG_LEVEL: 'warn',
+      ...env,
     },
   });
   const url = await new Promise<string>((resolve, reject) => {

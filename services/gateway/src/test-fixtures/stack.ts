@@ -6,10 +6,8 @@ import {
   type CreatePrincipalInput,
   type CreateTenantInput,
   controlPaths,
-  issuePrincipalCertificate,
   openPostgresControlStore,
   openSqliteControlStore,
-  type Principal,
   type Role,
 } from '@rookery/control-store';
 import { buildHostServer, loadHostConfig, TenantSupervisor } from '@rookery/host';
@@ -25,33 +23,14 @@ import { ROOKERY_JOB_TYPES, RookeryError, type RookeryJobTypes } from '@rookery/
 import { makeTempDir } from '@rookery/testkit';
 import { generateSecret } from 'otplib';
 import pino from 'pino';
-import { Agent, request } from 'undici';
 import { type Gateway, type GatewayFleetOptions, startGateway } from '../gateway.js';
 import { HostClient } from '../host-client.js';
 import type { LiveLimits } from '../live-limits.js';
+import { type Client, type Connection, gatewayClients } from './gateway-clients.js';
 
 export const TOKEN = 'test-internal-token-0123456789';
 
-export interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  json: Record<string, unknown>;
-  text: string;
-}
-
-/** Calls the gateway over TLS with one client certificate. */
-export interface Connection {
-  agent: Agent;
-  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply>;
-}
-
-export interface Client extends Connection {
-  principal: Principal;
-  thumbprint: string;
-  serial: string;
-  certPem: string;
-  keyPem: string;
-}
+export type { Client, Connection, Reply } from './gateway-clients.js';
 
 export interface Stack {
   dir: string;
@@ -156,48 +135,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     fleet: options.gatewayFleet,
     now: () => clock.now ?? Date.now(),
   });
-  const agents: Agent[] = [];
-  function connect({ certPem, keyPem }: { certPem: string; keyPem: string }): Connection {
-    const agent = new Agent({
-      connect: { ca: ca.certPem, cert: certPem, key: keyPem, servername: 'localhost' },
-    });
-    agents.push(agent);
-    return {
-      agent,
-      async call(method, urlPath, body, headers = {}) {
-        const response = await request(gateway.url + urlPath, {
-          method: method as 'GET',
-          dispatcher: agent,
-          headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-          body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-        });
-        const text = await response.body.text();
-        let json: Record<string, unknown> = {};
-        try {
-          json = text ? JSON.parse(text) : {};
-        } catch {
-          // not JSON
-        }
-        return { status: response.statusCode, headers: response.headers, json, text };
-      },
-    };
-  }
-
-  async function client(input: CreatePrincipalInput): Promise<Client> {
-    const principal = await store.createPrincipal(input);
-    const issued = await issuePrincipalCertificate(store, ca, { principalId: principal.id, validDays: 30 });
-    return {
-      principal,
-      thumbprint: issued.record.thumbprint,
-      serial: issued.record.serial,
-      certPem: issued.certPem,
-      keyPem: issued.keyPem,
-      ...connect(issued),
-    };
-  }
-
-  const program = (name: string, tenantId: string | null, role: Role = { kind: 'tenant-admin' }) =>
-    client({ tenantId, kind: 'program', name, role });
+  const clients = gatewayClients(store, ca, () => gateway.url);
+  const { connect, client, program } = clients;
 
   return {
     dir,
@@ -234,7 +173,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       return { client: person, secret };
     },
     async close() {
-      for (const agent of agents) await agent.close().catch(() => undefined);
+      await clients.close();
       await gateway.close();
       await supervisor.shutdown();
       await host.close();
