@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { registerBootstrapCommand } from './commands/bootstrap.js';
 import { registerCertCommands } from './commands/cert.js';
 import { registerDatabaseCommands } from './commands/database.js';
+import { registerHostCommands } from './commands/host.js';
 import { registerPrincipalCommands } from './commands/principal.js';
 import { registerTenantCommands } from './commands/tenant.js';
 import { registerTotpCommands } from './commands/totp.js';
@@ -15,7 +16,9 @@ import type { CliIo } from './output.js';
 
 export function buildProgram(io: CliIo): Command {
   const program = new Command('rookery')
-    .description("Rookery's admin command: tenants, databases, principals, certificates, TOTP and usage")
+    .description(
+      "Rookery's admin command: tenants, databases, principals, certificates, TOTP, usage and the fleet's hosts",
+    )
     .option(
       '--data <dir>',
       'data directory of the embedded deployment (default: $ROOKERY_DATA or <repo>/.rookery/data)',
@@ -39,6 +42,7 @@ export function buildProgram(io: CliIo): Command {
   registerCertCommands(program, io);
   registerTotpCommands(program, io);
   registerUsageCommand(program, io);
+  registerHostCommands(program, io);
   registerBootstrapCommand(program, io);
   return program;
 }

@@ -87,6 +87,17 @@ export const RoleArgs = z
     return { kind: 'database', access };
   });
 
+/**
+ * `--wait [seconds]`: absent → null (do not wait), bare → `defaultSeconds`, else 1…`maxSeconds`
+ * (commander hands over `true` for the bare flag, a string otherwise).
+ */
+export function waitOption(defaultSeconds: number, maxSeconds = 3600) {
+  return z
+    .union([z.literal(true), z.coerce.number().int().min(1).max(maxSeconds)])
+    .optional()
+    .transform((wait) => (wait === undefined ? null : wait === true ? defaultSeconds : wait));
+}
+
 /** `requestsPerSecond` → `--requests-per-second`: errors name what the person typed. */
 function flagOf(option: string): string {
   return `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;

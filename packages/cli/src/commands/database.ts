@@ -10,16 +10,13 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { action } from '../action.js';
 import type { CliContext } from '../context.js';
-import { parseCommandInput } from '../inputs.js';
+import { parseCommandInput, waitOption } from '../inputs.js';
 import { type CliIo, formatTable, isoTime } from '../output.js';
 
 const DEFAULT_WAIT_SECONDS = 60;
 const POLL_MS = 200;
 
-const WaitOption = z
-  .union([z.literal(true), z.coerce.number().int().min(1).max(3600)])
-  .optional()
-  .transform((wait) => (wait === undefined ? null : wait === true ? DEFAULT_WAIT_SECONDS : wait));
+const WaitOption = waitOption(DEFAULT_WAIT_SECONDS);
 const CreateInput = z.object({
   args: z.tuple([z.string().min(1), z.string()]),
   options: z.object({ wait: WaitOption }),
