@@ -6,11 +6,11 @@
 //      closes its mirror, which ships what is queued first (in sync mode every acknowledged write is in the
 //      mirror already; in async mode this is the flush). A tenant that does not exit cleanly (killed at the
 //      stop timeout, or a non-zero exit) may not have flushed: it is not moved, and stays placed here;
-//   3. move the placement (compare-and-swap on its epoch, which the move raises) to a live, active host
-//      with room, least loaded first;
+//   3. move the placement to the least loaded live, active host with room (the store's relocatePlacement,
+//      the reaper's move too: a compare-and-swap on the placement epoch, which the move raises);
 //   4. forget the cached ownership and open the door: the requests held meanwhile ask the store again and
 //      are answered 421 TenantNotHere naming the new owner, which restores the tenant from the mirror.
-import type { FleetStore, HostRecord, Placement } from '@rookery/control-store';
+import type { FleetStore, Placement } from '@rookery/control-store';
 import { RookeryError } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import type { HostMetrics } from './metrics.js';
@@ -20,20 +20,13 @@ import type { TenantMoves } from './tenant-moves.js';
 import type { Exit } from './tenant-process.js';
 
 export interface MoverOptions {
-  store: Pick<FleetStore, 'getPlacement' | 'listHosts' | 'movePlacement'>;
+  store: Pick<FleetStore, 'getPlacement' | 'relocatePlacement'>;
   hostId: string;
   supervisor: Pick<TenantSupervisor, 'stop' | 'on' | 'off'>;
   ownership: Pick<TenantOwnership, 'forget'>;
   moves: TenantMoves;
   metrics: Pick<HostMetrics, 'moves'>;
   logger: Logger;
-}
-
-/** The hosts a tenant of `from` may move to, best first: active, live, with room; least loaded, then by id. */
-export function moveTargets(hosts: readonly HostRecord[], from: string): HostRecord[] {
-  return hosts
-    .filter((h) => h.hostId !== from && h.state === 'active' && h.live && h.placements < h.capacity)
-    .sort((a, b) => a.placements - b.placements || a.hostId.localeCompare(b.hostId));
 }
 
 export class TenantMover {
@@ -105,28 +98,14 @@ export class TenantMover {
     }
   }
 
-  /** Moves the placement to the best host that takes it; a host that filled up meanwhile is skipped. */
+  /** Moves the placement away; the store picks the host and says NoHostAvailable when none can take it. */
   private async moveAway(from: Placement): Promise<Placement> {
     const { store, hostId, logger } = this.options;
-    const targets = moveTargets(await store.listHosts(), hostId);
-    for (const target of targets) {
-      try {
-        const moved = await store.movePlacement(from.tenantId, from.epoch, target.hostId);
-        logger.info(
-          { tenant: from.tenantId, from: hostId, to: moved.hostId, epoch: moved.epoch },
-          'tenant moved to another host',
-        );
-        return moved;
-      } catch (error) {
-        // Full, draining or lapsed since the list was read: the next one. Anything else (the epoch moved
-        // under us: the reaper took it) ends the move.
-        if (error instanceof RookeryError && error.code === 'HostUnavailable') continue;
-        throw error;
-      }
-    }
-    throw new RookeryError(
-      'NoHostAvailable',
-      `No host can take tenant ${from.tenantId} from host ${hostId}: none other is active with a live lease and room (${targets.length} tried). Add a host or raise a capacity; the tenant stays here meanwhile.`,
+    const moved = await store.relocatePlacement(from.tenantId, from.epoch);
+    logger.info(
+      { tenant: from.tenantId, from: hostId, to: moved.hostId, epoch: moved.epoch },
+      'tenant moved to another host',
     );
+    return moved;
   }
 }
