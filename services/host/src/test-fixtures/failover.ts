@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { HostTenantListSchema, HostWakeAnswerSchema, INTERNAL_TOKEN_HEADER } from '@rookery/protocol';
 import { request } from 'undici';
-import { FLEET_TOKEN, type FleetHost, startFleetHost } from './fleet-host.js';
+import { FLEET_TOKEN, type FleetHost, type FleetHostLaunch, startFleetHost } from './fleet-host.js';
 import { TenantClient } from './tenant-client.js';
 
 /** Short enough for a test, long enough that a loaded machine renews in time (every TTL/3). */
@@ -16,7 +16,8 @@ export const FAILOVER_REAPER_INTERVAL_MS = 200;
 export interface FailoverFleet {
   mirror: string;
   dataOf(hostId: string): string;
-  start(hostId: string): Promise<FleetHost>;
+  /** `env` on top of the fleet's settings (a host in a network namespace reaches the store elsewhere). */
+  start(hostId: string, env?: Record<string, string>, launch?: FleetHostLaunch): Promise<FleetHost>;
   /** Wakes the tenant on the host and answers a client of its socket (closed by close()). */
   open(host: FleetHost, tenantId: string): Promise<TenantClient>;
   /** The tenant's process on the host, or undefined when it runs none. */
@@ -40,21 +41,25 @@ export function failoverFleet(
   return {
     mirror,
     dataOf,
-    async start(hostId) {
+    async start(hostId, env = {}, launch = {}) {
       const data = dataOf(hostId);
       fs.mkdirSync(data, { recursive: true });
       if ('sharedControlDir' in store && !fs.existsSync(path.join(data, 'control')))
         fs.symlinkSync(store.sharedControlDir, path.join(data, 'control'));
-      const host = await startFleetHost({
-        ROOKERY_DATA: data,
-        ROOKERY_HOST_ID: hostId,
-        ROOKERY_LEASE_TTL_MS: String(FAILOVER_TTL_MS),
-        ROOKERY_REAPER_GRACE_MS: String(FAILOVER_GRACE_MS),
-        ROOKERY_REAPER_INTERVAL_MS: String(FAILOVER_REAPER_INTERVAL_MS),
-        ROOKERY_MIRROR: mirror,
-        ROOKERY_MIRROR_MODE: 'sync',
-        ...('controlEnv' in store ? store.controlEnv : {}),
-      });
+      const host = await startFleetHost(
+        {
+          ROOKERY_DATA: data,
+          ROOKERY_HOST_ID: hostId,
+          ROOKERY_LEASE_TTL_MS: String(FAILOVER_TTL_MS),
+          ROOKERY_REAPER_GRACE_MS: String(FAILOVER_GRACE_MS),
+          ROOKERY_REAPER_INTERVAL_MS: String(FAILOVER_REAPER_INTERVAL_MS),
+          ROOKERY_MIRROR: mirror,
+          ROOKERY_MIRROR_MODE: 'sync',
+          ...('controlEnv' in store ? store.controlEnv : {}),
+          ...env,
+        },
+        launch,
+      );
       hosts.push(host);
       return host;
     },

@@ -1,11 +1,11 @@
 // A real host process in fleet mode (ROOKERY_HOST_ID), its tenants from the tenant's source, for the
 // fleet tests: started, asked over HTTP with the internal token, and stopped (also when paused).
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadOrCreateCertificateAuthority } from '@rookery/pki';
 import { INTERNAL_TOKEN_HEADER, ProblemSchema } from '@rookery/protocol';
-import { spawnTs, waitForExit } from '@rookery/testkit';
+import { tsNodeArgs, waitForExit } from '@rookery/testkit';
 import { request } from 'undici';
 import { sourceTenantCommand } from '../tenant-command.js';
 
@@ -45,15 +45,30 @@ export interface FleetHost {
   stop(): Promise<void>;
 }
 
+export interface FleetHostLaunch {
+  /**
+   * A command the host's `node` runs under, e.g. `['ip', 'netns', 'exec', 'ns1']` for a host in a network
+   * namespace: it must exec node in its own place (same pid, same IPC channel), as `ip netns exec` does.
+   */
+  wrap?: readonly [string, ...string[]];
+}
+
 /**
  * Starts `main.ts` with these settings on top of the test ones, and resolves once it is ready. The relay
  * needs Rookery's CA: ROOKERY_CA_DIR if given, else `<ROOKERY_DATA>/test-ca` (outside the control
  * store's directory, which a PostgreSQL fleet never makes), created if missing.
  */
-export async function startFleetHost(env: Record<string, string>): Promise<FleetHost> {
+export async function startFleetHost(
+  env: Record<string, string>,
+  launch: FleetHostLaunch = {},
+): Promise<FleetHost> {
   const caDir = env.ROOKERY_CA_DIR ?? path.join(env.ROOKERY_DATA ?? '.rookery/data', 'test-ca');
   await loadOrCreateCertificateAuthority(caDir);
-  const child = spawnTs(HOST_MAIN, [], {
+  const [command, ...args] = [...(launch.wrap ?? []), process.execPath, ...tsNodeArgs(HOST_MAIN)] as [
+    string,
+    ...string[],
+  ];
+  const hostEnv = {
     ROOKERY_CA_DIR: caDir,
     ROOKERY_HOST_PORT: '0',
     ROOKERY_HOST_RELAY_PORT: '0',
@@ -65,6 +80,11 @@ export async function startFleetHost(env: Record<string, string>): Promise<Fleet
     ROOKERY_IDLE_STOP_MS: '0',
     ROOKERY_START_DEADLINE_MS: '60000',
     ...env,
+  };
+  // stdout piped (its log: a test may read it), stderr inherited, and the IPC channel the ready message comes on.
+  const child = spawn(command, args, {
+    env: { ...process.env, ...hostEnv },
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   child.stdout?.resume();
   const { address, relayAddress } = await new Promise<{ address: string; relayAddress: string }>(
