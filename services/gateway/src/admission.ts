@@ -5,7 +5,7 @@
 // a Refusal the caller writes back its own way.
 import type { TLSSocket } from 'node:tls';
 import type { Principal, Tenant } from '@rookery/control-store';
-import { identityOf } from '@rookery/pki';
+import { identityOf, isPkiError } from '@rookery/pki';
 import { authorize } from './authorize.js';
 import type { StorageCache, TtlCache } from './caches.js';
 import type { LimitShares } from './limit-shares.js';
@@ -114,9 +114,23 @@ export class Admission {
     let identity = this.identities.get(socket);
     if (identity === undefined) {
       const raw = socket.getPeerCertificate(false)?.raw;
-      identity = raw ? { thumbprint: identityOf(raw).thumbprint } : null;
+      identity = raw ? { thumbprint: principalThumbprint(raw) } : null;
       this.identities.set(socket, identity);
     }
     return identity?.thumbprint ?? null;
+  }
+}
+
+/**
+ * The thumbprint of a principal's certificate. A certificate of Rookery's CA that names no principal (a
+ * service's, which the gateway itself presents to fleet hosts' relays) passed the TLS handshake but is no
+ * client's: 401, never a 500.
+ */
+function principalThumbprint(raw: Buffer): string {
+  try {
+    return identityOf(raw).thumbprint;
+  } catch (error) {
+    if (!isPkiError(error)) throw error;
+    throw gatewayError('CertificateNotRecognised', error.message);
   }
 }

@@ -7,6 +7,7 @@ import { controlRouteCases } from './test-fixtures/control-routes.js';
 import { forkGateway } from './test-fixtures/gateway-process.js';
 import { createLargeDocuments, holdStream } from './test-fixtures/large-documents.js';
 import type { Client, Stack } from './test-fixtures/stack.js';
+import { streamMemory } from './test-fixtures/stream-memory.js';
 import { tenantRoutes } from './test-fixtures/tenant-routes.js';
 import { startTwoTenants } from './test-fixtures/two-tenants.js';
 
@@ -514,50 +515,23 @@ describe('a large response to a slow reader', () => {
 
     const gateway = await forkGateway(stack);
     try {
-      const query = async (limit: number, onChunk: (chunk: Buffer) => Promise<void>) => {
-        const response = await request(`${gateway.url}/databases/big/streams/queries`, {
-          method: 'POST',
-          dispatcher: adminA.agent,
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ Query: `from Bigs limit ${limit}` }),
-        });
-        expect(response.statusCode).toBe(200);
-        let bytes = 0;
-        for await (const chunk of response.body as AsyncIterable<Buffer>) {
-          bytes += chunk.length;
-          await onChunk(chunk);
-        }
-        return bytes;
-      };
-      const peakDuring = async (work: () => Promise<number>) => {
-        const before = gateway.rssBytes();
-        let peak = before;
-        const sampler = setInterval(() => {
-          peak = Math.max(peak, gateway.rssBytes());
-        }, 20);
-        const bytes = await work();
-        clearInterval(sampler);
-        return { bytes, before, peak };
-      };
-      const mb = (bytes: number) => bytes / 2 ** 20;
-      // A reader as fast as the gateway can send. A fresh process's first large answer grows RSS by
-      // 20-36 MB on Node 20 and ~61 MB on Node 24 (measured): chunk buffers wait for a GC, which V8
-      // starts near 64 MB of external memory. That is the gateway's working set, not the body held:
-      // what proves the body is not held is the slow reader below, compared with this peak.
-      const fast = await peakDuring(() => query(10_000, async () => undefined));
-      expect(mb(fast.peak - fast.before)).toBeLessThan(128);
-      // A reader at ~10 MB/s against a tenant socket that could deliver many times that: with
-      // backpressure the tenant waits, and the gateway needs no more memory than for the fast reader.
-      const slow = await peakDuring(() =>
-        query(10_000, () => new Promise((resolve) => setTimeout(resolve, 1))),
-      );
-      expect(slow.bytes).toBeGreaterThan(64 * 1024 * 1024);
+      const measured = await streamMemory(gateway, adminA.agent, {
+        database: 'big',
+        collection: 'Bigs',
+        limit: 10_000,
+      });
+      // A fresh process's first large answer grows RSS by 20-36 MB on Node 20 and ~61 MB on Node 24
+      // (measured): chunk buffers wait for a GC, which V8 starts near 64 MB of external memory. That is the
+      // gateway's working set, not the body held: what proves the body is not held is the slow reader,
+      // compared with this peak.
+      expect(measured.fastGrowthMb).toBeLessThan(128);
+      expect(measured.bytes).toBeGreaterThan(64 * 1024 * 1024);
       console.log(
-        `gateway RSS streaming ${mb(slow.bytes).toFixed(0)} MB: fast reader peak +${mb(fast.peak - fast.before).toFixed(1)} MB, slow reader peak ${mb(slow.peak - fast.peak).toFixed(1)} MB above that`,
+        `gateway RSS streaming ${(measured.bytes / 2 ** 20).toFixed(0)} MB: fast reader peak +${measured.fastGrowthMb.toFixed(1)} MB, slow reader peak ${measured.slowAboveFastMb.toFixed(1)} MB above that`,
       );
       // Measured 0.2-8.8 MB; the bound leaves room for GC timing on a busy machine. Holding the
       // body for the slow reader would show as 64 MB or more.
-      expect(mb(slow.peak - fast.peak)).toBeLessThanOrEqual(16);
+      expect(measured.slowAboveFastMb).toBeLessThanOrEqual(16);
     } finally {
       await gateway.stop();
     }

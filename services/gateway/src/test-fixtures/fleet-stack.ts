@@ -58,6 +58,12 @@ export interface FleetStack {
   clients: GatewayClients;
   /** Creates the tenant and a program principal that is its tenant admin. */
   tenantAdmin(tenant: CreateTenantInput, adminName: string): Promise<Client>;
+  /**
+   * Places the tenant (if it is not yet) and resolves once it runs on its owner: a first request races the
+   * tenant's start against the host's start deadline, which a loaded machine can lose; a test whose first
+   * request is not about placing or waking waits for this instead.
+   */
+  running(tenantId: string): Promise<FleetHost>;
   /** Starts one more host process, registered as `hostId`. */
   startHost(hostId: string, env?: Record<string, string>): Promise<FleetHost>;
   /** A gateway process in fleet routing on the same store and CA (main.ts, as in production). */
@@ -147,6 +153,16 @@ export async function startFleetStack(options: FleetStackOptions = {}): Promise<
       async tenantAdmin(tenant, adminName) {
         await store.createTenant(tenant);
         return clients.program(adminName, tenant.id);
+      },
+      async running(tenantId) {
+        const placement = await store.placeTenant(tenantId);
+        const owner = hosts.find((h) => h.relayAddress === placement.address);
+        if (!owner)
+          throw new Error(`tenant ${tenantId} is placed on ${placement.hostId}, not a host of this fleet`);
+        const woken = await owner.wake(tenantId);
+        if (woken.status !== 200)
+          throw new Error(`waking ${tenantId}: ${woken.status} ${JSON.stringify(woken.body)}`);
+        return owner;
       },
       startHost,
       async forkGateway(env = {}) {

@@ -18,7 +18,7 @@ export interface RawAnswer {
  * cut short that the gateway would otherwise wait on; the gateway then drops answers still to come.
  */
 export async function sendRaw(
-  stack: Stack,
+  stack: Pick<Stack, 'gateway' | 'ca'>,
   client: Client,
   bytes: string,
   options: { endAfterWriting?: boolean } = {},
