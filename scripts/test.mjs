@@ -12,6 +12,7 @@ import {
   step,
   workspaceDirectories,
 } from './lib/bootstrap.mjs';
+import { runInfraChecks } from './lib/infra-check.mjs';
 import { ensureNativeModulesMatchNode } from './lib/node-runtime.mjs';
 import { findGo } from './lib/tools.mjs';
 
@@ -56,5 +57,11 @@ if (findGo() === null && !existsSync(path.join(root, '.tools', 'bin', 'k6'))) {
 } else {
   failed += 1;
 }
+// infra/terraform: tofu fmt/validate/test of the provider-free modules, tflint, checkov (each one test).
+// Builds OpenTofu and tflint with Go and installs checkov with pip the first time (about 10 minutes), then cached.
+step('Infrastructure checks (OpenTofu, tflint, checkov over infra/terraform)');
+const infra = runInfraChecks();
+passed += infra.passed;
+failed += infra.failed;
 process.stdout.write(`\n${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}\n`);
 if (status !== 0 || failed > 0 || passed === 0) process.exit(1);

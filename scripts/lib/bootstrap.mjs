@@ -69,14 +69,14 @@ function openLog(file) {
   return openSync(file, 'w');
 }
 
-/** Every workspace package directory (packages/*, services/*, loadtests and examples), relative to the root. */
+/** Every workspace package directory (packages/*, services/*, loadtests, examples, infra's tests), relative to the root. */
 export function workspaceDirectories() {
   const grouped = ['packages', 'services'].flatMap((group) =>
     readdirSync(path.join(root, group), { withFileTypes: true })
       .filter((entry) => entry.isDirectory())
       .map((entry) => path.join(group, entry.name)),
   );
-  return [...grouped, 'loadtests', 'examples'];
+  return [...grouped, 'loadtests', 'examples', path.join('infra', 'terraform', 'test')];
 }
 
 export function ensureDependencies() {

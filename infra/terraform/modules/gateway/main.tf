@@ -1,0 +1,91 @@
+# The public entry: a network load balancer passing TCP:443 through untouched (so mutual TLS ends at
+# the gateway, which sees the client's certificate), and the gateways' auto-scaling group behind it.
+
+resource "aws_lb" "this" {
+  name                             = "${var.name}-gw"
+  load_balancer_type               = "network"
+  internal                         = var.internal
+  subnets                          = var.public_subnets
+  enable_cross_zone_load_balancing = true
+  enable_deletion_protection       = var.deletion_protection
+  tags                             = var.tags
+
+  access_logs {
+    bucket  = var.access_logs_bucket
+    prefix  = "nlb/${var.name}"
+    enabled = true
+  }
+}
+
+resource "aws_lb_target_group" "gateway" {
+  name                 = "${var.name}-gw"
+  port                 = var.gateway_port
+  protocol             = "TCP"
+  target_type          = "instance"
+  vpc_id               = var.vpc_id
+  preserve_client_ip   = true
+  deregistration_delay = 30
+  tags                 = var.tags
+
+  health_check {
+    protocol            = "TCP"
+    port                = tostring(var.health_check_port)
+    interval            = 10
+    healthy_threshold   = 3
+    unhealthy_threshold = 3
+  }
+}
+
+# TCP, not TLS: the load balancer never holds the server key and never terminates the client's TLS.
+resource "aws_lb_listener" "https_passthrough" {
+  load_balancer_arn = aws_lb.this.arn
+  port              = 443
+  protocol          = "TCP"
+  tags              = var.tags
+
+  default_action {
+    type             = "forward"
+    target_group_arn = aws_lb_target_group.gateway.arn
+  }
+}
+
+resource "aws_vpc_security_group_ingress_rule" "clients" {
+  for_each          = toset(var.allowed_cidrs)
+  security_group_id = module.fleet.security_group_id
+  description       = "Clients (the NLB preserves their address)"
+  ip_protocol       = "tcp"
+  from_port         = var.gateway_port
+  to_port           = var.gateway_port
+  cidr_ipv4         = each.value
+}
+
+resource "aws_vpc_security_group_ingress_rule" "health_checks" {
+  security_group_id = module.fleet.security_group_id
+  description       = "Load balancer health checks"
+  ip_protocol       = "tcp"
+  from_port         = var.health_check_port
+  to_port           = var.health_check_port
+  cidr_ipv4         = var.vpc_cidr_block
+}
+
+module "fleet" {
+  source = "../fleet"
+
+  name                 = "${var.name}-gateway"
+  image_id             = var.image_id
+  instance_type        = var.instance_type
+  subnet_ids           = var.private_subnets
+  vpc_id               = var.vpc_id
+  vpc_cidr_block       = var.vpc_cidr_block
+  s3_prefix_list_id    = var.s3_prefix_list_id
+  egress_ports_in_vpc  = { endpoints = 443, database = 5432, hosts = var.host_relay_port }
+  instance_profile_arn = var.instance_profile_arn
+  user_data            = var.user_data
+  min_size             = var.min_size
+  max_size             = var.max_size
+  desired_capacity     = var.desired_capacity
+  target_group_arns    = [aws_lb_target_group.gateway.arn]
+  health_check_type    = "ELB"
+  kms_key_arn          = var.kms_key_arn
+  tags                 = var.tags
+}
