@@ -31,4 +31,19 @@ describe('startPostgres', () => {
       if (!stopped) await server.stop();
     }
   });
+
+  it('shutDown() takes the server down with its data kept, start() brings it back on the same port', async () => {
+    const server = await startPostgres();
+    try {
+      const psql = path.join(findPostgresBin()!, 'psql');
+      const sql = (command: string) => run(psql, [server.connectionString, '-At', '-c', command]);
+      await sql('create table kept (n int); insert into kept values (42)');
+      await server.shutDown();
+      await expect(sql('select 1')).rejects.toThrow();
+      await server.start();
+      expect((await sql('select n from kept')).stdout.trim()).toBe('42');
+    } finally {
+      await server.stop();
+    }
+  });
 });

@@ -22,6 +22,13 @@ export interface PostgresServer {
    * that must start each test from an empty schema take one per test.
    */
   freshDatabase(prefix: string): Promise<{ url: string; drop(): Promise<void> }>;
+  /**
+   * Takes the server down as an outage would (fast shutdown: every client connection is cut) and
+   * resolves once it exited; its data directory and port are kept for `start()`.
+   */
+  shutDown(): Promise<void>;
+  /** Starts the server again after `shutDown()`, on the same data and port; resolves once it accepts connections. */
+  start(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -125,6 +132,85 @@ function run(
   });
 }
 
+/**
+ * Runs the postmaster on `dataDir` (127.0.0.1:`port` and a Unix socket in `socketDir`) and resolves once it
+ * accepts connections; a server that does not get there is killed.
+ */
+async function startPostmaster(
+  bin: string,
+  dataDir: string,
+  port: number,
+  socketDir: string,
+  env: NodeJS.ProcessEnv,
+  identity: { uid: number; gid: number } | null,
+): Promise<ChildProcess> {
+  const started = spawn(
+    path.join(bin, 'postgres'),
+    [
+      '-D',
+      dataDir,
+      '-p',
+      String(port),
+      '-k',
+      socketDir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+      '-c',
+      'max_connections=200',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'], env, ...(identity ?? {}) },
+  );
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let log = '';
+      const timer = setTimeout(() => {
+        reject(new Error(`PostgreSQL did not become ready within ${READY_TIMEOUT_MS} ms:\n${log.trim()}`));
+      }, READY_TIMEOUT_MS);
+      const onData = (chunk: Buffer) => {
+        log += chunk.toString();
+        if (log.includes('database system is ready to accept connections')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      started.stderr?.on('data', onData);
+      started.once('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      started.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`PostgreSQL exited while starting (${signal ?? `exit ${code}`}):\n${log.trim()}`));
+      });
+    });
+  } catch (error) {
+    if (started.exitCode === null && started.signalCode === null) {
+      const exited = new Promise<void>((resolve) => started.once('exit', () => resolve()));
+      started.kill('SIGKILL');
+      await exited;
+    }
+    throw error;
+  }
+  // Keep draining its log so a chatty server never blocks on a full pipe.
+  started.stderr?.removeAllListeners('data');
+  started.stderr?.resume();
+  return started;
+}
+
+/** Sends `signal` to a running server and resolves once it exited. */
+async function endPostmaster(server: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (server.exitCode !== null || server.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+  server.kill(signal);
+  await exited;
+}
+
 /** Starts a fresh PostgreSQL server; call stop() when done (it also dies with this process). */
 export async function startPostgres(): Promise<PostgresServer> {
   const bin = findPostgresBin();
@@ -160,54 +246,9 @@ export async function startPostgres(): Promise<PostgresServer> {
       env,
     );
     const port = await freePort();
-    const started = spawn(
-      path.join(bin, 'postgres'),
-      [
-        '-D',
-        dataDir,
-        '-p',
-        String(port),
-        '-k',
-        dir,
-        '-c',
-        'listen_addresses=127.0.0.1',
-        '-c',
-        'fsync=off',
-        '-c',
-        'synchronous_commit=off',
-        '-c',
-        'full_page_writes=off',
-        '-c',
-        'max_connections=200',
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'], env, ...(identity ?? {}) },
-    );
+    let started = await startPostmaster(bin, dataDir, port, dir, env, identity);
     child = started;
     process.once('exit', killOnExit);
-    await new Promise<void>((resolve, reject) => {
-      let log = '';
-      const timer = setTimeout(() => {
-        reject(new Error(`PostgreSQL did not become ready within ${READY_TIMEOUT_MS} ms:\n${log.trim()}`));
-      }, READY_TIMEOUT_MS);
-      const onData = (chunk: Buffer) => {
-        log += chunk.toString();
-        if (log.includes('database system is ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      started.stderr?.on('data', onData);
-      started.once('error', (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-      started.once('exit', (code, signal) => {
-        clearTimeout(timer);
-        reject(new Error(`PostgreSQL exited while starting (${signal ?? `exit ${code}`}):\n${log.trim()}`));
-      });
-    });
-    // Keep draining its log so a chatty server never blocks on a full pipe.
-    started.stderr?.resume();
 
     const connectionStringFor = (database: string) =>
       `postgresql://postgres@127.0.0.1:${port}/${encodeURIComponent(database)}`;
@@ -235,15 +276,19 @@ export async function startPostgres(): Promise<PostgresServer> {
           drop: () => client('dropdb', ['--force', name]),
         };
       },
+      // SIGINT: fast shutdown, as an outage or a restart would cut the clients, with the data kept.
+      shutDown: () => endPostmaster(started, 'SIGINT'),
+      async start() {
+        if (started.exitCode === null && started.signalCode === null)
+          throw new Error('PostgreSQL is running: shutDown() first');
+        started = await startPostmaster(bin, dataDir, port, dir, env, identity);
+        child = started;
+      },
       stop() {
         stopping ??= (async () => {
           process.removeListener('exit', killOnExit);
-          if (started.exitCode === null && started.signalCode === null) {
-            const exited = new Promise<void>((resolve) => started.once('exit', () => resolve()));
-            // SIGQUIT: immediate shutdown; the data is thrown away anyway.
-            started.kill('SIGQUIT');
-            await exited;
-          }
+          // SIGQUIT: immediate shutdown; the data is thrown away anyway.
+          await endPostmaster(started, 'SIGQUIT');
           remove();
         })();
         return stopping;
