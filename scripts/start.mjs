@@ -5,13 +5,28 @@
 // its admin certificate and a `demo` database, and print how to connect.
 // First: re-runs this script under Node 24 (fetched into .tools/) when the system node is older.
 import './lib/node-runtime.mjs';
-import fs from 'node:fs';
-import https from 'node:https';
 import path from 'node:path';
 import { ensureDependencies, root, runPnpm, step } from './lib/bootstrap.mjs';
+import { callGateway as callGatewayWith } from './lib/gateway-call.mjs';
+import { fleetHostsOption } from './lib/local-fleet.mjs';
 import { ensureNativeModulesMatchNode } from './lib/node-runtime.mjs';
 import { describePortInUse, firstPortInUse } from './lib/ports.mjs';
 import { readOrCreateSecret, spawnService } from './lib/services.mjs';
+
+// `npm start -- --hosts N`: a local fleet instead (scripts/lib/start-fleet.mjs); without it, one machine.
+const fleetHosts = (() => {
+  try {
+    return fleetHostsOption(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`\n✖ ${error.message}\n`);
+    process.exit(1);
+  }
+})();
+if (fleetHosts !== null) {
+  const { runLocalFleet } = await import('./lib/start-fleet.mjs');
+  await runLocalFleet(fleetHosts);
+  process.exit(0);
+}
 
 const dataDir = path.resolve(process.env.ROOKERY_DATA ?? path.join(root, '.rookery', 'data'));
 const port = process.env.ROOKERY_GATEWAY_PORT ?? '8443';
@@ -172,27 +187,5 @@ function startService(name, entry) {
 }
 
 function callGateway(method, urlPath, body) {
-  return new Promise((resolve, reject) => {
-    const request = https.request(
-      new URL(urlPath, url),
-      {
-        method,
-        ca: fs.readFileSync(admin.caFile),
-        cert: fs.readFileSync(admin.certFile),
-        key: fs.readFileSync(admin.keyFile),
-        servername: 'localhost',
-        headers: { 'content-type': 'application/json' },
-      },
-      (response) => {
-        let text = '';
-        response.on('data', (chunk) => {
-          text += chunk;
-        });
-        response.on('end', () => resolve({ status: response.statusCode, body: text }));
-      },
-    );
-    request.once('error', reject);
-    request.setTimeout(60_000, () => request.destroy(new Error('no answer within 60 s')));
-    request.end(JSON.stringify(body));
-  });
+  return callGatewayWith(url, admin, method, urlPath, body);
 }

@@ -6,5 +6,5 @@ export function readOrCreateSecret(file: string): string;
 export function spawnService(
   name: string,
   entry: string,
-  options: { env: NodeJS.ProcessEnv; stdio?: IOType | number },
+  options: { env: NodeJS.ProcessEnv; stdio?: IOType | number; nodeArgs?: string[] },
 ): { child: ChildProcess; ready: Promise<unknown> };

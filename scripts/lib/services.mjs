@@ -25,13 +25,18 @@ export function readOrCreateSecret(file) {
  * host and the gateway send `{ready, address}` / `{url}` once listening) and
  * rejects if the process exits before that, so a start-up failure is an error
  * rather than a hang. `stdio` is where the service's output goes: 'inherit'
- * (the terminal), or a file descriptor (the load tests keep it off their own stdout).
+ * (the terminal), or a file descriptor (the load tests keep it off their own stdout). `nodeArgs` go
+ * before the entry (a test runs a TypeScript main through tsx with them).
  */
-export function spawnService(name, entry, { env, stdio = 'inherit' }) {
-  const child = spawn(process.execPath, ['--no-node-snapshot', '--max-semi-space-size=16', entry], {
-    env,
-    stdio: ['ignore', stdio, stdio, 'ipc'],
-  });
+export function spawnService(name, entry, { env, stdio = 'inherit', nodeArgs = [] }) {
+  const child = spawn(
+    process.execPath,
+    ['--no-node-snapshot', '--max-semi-space-size=16', ...nodeArgs, entry],
+    {
+      env,
+      stdio: ['ignore', stdio, stdio, 'ipc'],
+    },
+  );
   const ready = new Promise((resolve, reject) => {
     const onExit = (code, signal) =>
       reject(new Error(`the ${name} exited during start-up (${code ?? signal})`));
