@@ -140,7 +140,7 @@ describe('a gateway routing by placement, through the hosts over mutual TLS', ()
     }
   }, 300_000);
 
-  it('follows a move: the old owner answers 421, and the very next request, a write, succeeds at the new owner', async () => {
+  it('follows a move: the old owner answers 421, and the very next request, a POST with a body, is answered by the new owner', async () => {
     const before = (await fleet.store.getPlacement('acme'))!;
     const oldHost = fleet.hosts[Number(before.hostId.slice(1)) - 1]!;
     const newHostId = before.hostId === 'h1' ? 'h2' : 'h1';
@@ -148,11 +148,17 @@ describe('a gateway routing by placement, through the hosts over mutual TLS', ()
     expect((await oldHost.call('POST', '/tenants/acme/stop')).status).toBe(200);
     const moved = await fleet.store.movePlacement('acme', before.epoch, newHostId);
     expect(moved).toMatchObject({ hostId: newHostId, epoch: before.epoch + 1 });
-    // The gateway still believes in the old placement (cached for a minute): its relay gets 421 before any
-    // byte reaches a tenant, and the write goes to the new owner. A new owner without the mirror's copy
-    // starts empty here (failover restores are not this test's): the write creates a database there.
-    const created = await admin.call('PUT', '/admin/databases', { Name: 'moved' });
-    expect(created.status).toBe(201);
+    // The gateway still believes in the old placement (cached for a minute). The first request is a POST
+    // with a body whose route asks nothing of the host beforehand (a batch: no storage check, whose stats
+    // call would find the move first): its relay gets the old owner's 421 before any byte reaches a tenant,
+    // and the request goes to the new owner, which answers it itself — the database does not exist there.
+    const batch = await admin.call('POST', '/databases/nowhere/bulk_docs', {
+      Commands: [{ Type: 'PUT', Id: 'users/9', Document: doc('Edsger') }],
+    });
+    expect(batch.status).toBe(404);
+    expect(batch.json).toMatchObject({ code: 'DatabaseNotFound' });
+    // A new owner without the mirror's copy starts empty here (failover restores are not this test's).
+    expect((await admin.call('PUT', '/admin/databases', { Name: 'moved' })).status).toBe(201);
     const now = await running();
     expect(now[newHostId]).toEqual(['acme']);
     expect(now[before.hostId]).toEqual([]);
