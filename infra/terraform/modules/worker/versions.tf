@@ -1,10 +1,4 @@
 terraform {
   required_version = ">= 1.9.0"
-
-  required_providers {
-    aws = {
-      source  = "hashicorp/aws"
-      version = ">= 5.80, < 7.0"
-    }
-  }
+  # The AWS provider is required by modules/fleet, the only thing this module builds on.
 }
