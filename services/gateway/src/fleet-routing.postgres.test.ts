@@ -110,6 +110,17 @@ describe('a gateway routing by placement, through the hosts over mutual TLS', ()
     expect((await socket.closed).code).toBe(1000);
   });
 
+  it('serves the same GET through a one-machine gateway on the owner, beside the relay (for a benchmark to compare)', async () => {
+    const placement = (await fleet.store.getPlacement('acme'))!;
+    const owner = fleet.hosts.find((h) => h.relayAddress === placement.address)!;
+    const local = await fleet.localGateway(owner);
+    const localAdmin = fleet.clientsOf(local).connect(admin);
+    const viaRelay = await admin.call('GET', '/databases/shop/docs?id=users/1');
+    const viaSocket = await localAdmin.call('GET', '/databases/shop/docs?id=users/1');
+    expect(viaSocket.status).toBe(200);
+    expect(viaSocket.json).toEqual(viaRelay.json);
+  });
+
   it("keeps a gateway process's memory bounded for a slow reader of a large answer through the relay", async () => {
     // ~67 MB of NDJSON streamed through a gateway process of its own in fleet routing: the relay's TLS
     // socket is paused like a Unix socket when the client reads slowly, and the host's pipe pauses the tenant.

@@ -56,6 +56,8 @@ export interface FleetStack {
   gateway: Gateway;
   /** Principals of the fleet calling `gateway` over mutual TLS. */
   clients: GatewayClients;
+  /** Principals calling another gateway of this fleet (a forked one, `localGateway`'s). */
+  clientsOf(gateway: { url: string }): GatewayClients;
   /** Creates the tenant and a program principal that is its tenant admin. */
   tenantAdmin(tenant: CreateTenantInput, adminName: string): Promise<Client>;
   /**
@@ -91,6 +93,7 @@ export async function startFleetStack(options: FleetStackOptions = {}): Promise<
   const hosts: FleetHost[] = [];
   const gateways: Gateway[] = [];
   const processes: GatewayProcess[] = [];
+  const otherClients: GatewayClients[] = [];
 
   async function startHost(hostId: string, env: Record<string, string> = {}): Promise<FleetHost> {
     const host = await startFleetHost({
@@ -150,6 +153,11 @@ export async function startFleetStack(options: FleetStackOptions = {}): Promise<
       hosts,
       gateway,
       clients,
+      clientsOf(other) {
+        const made = gatewayClients(store, ca, () => other.url);
+        otherClients.push(made);
+        return made;
+      },
       async tenantAdmin(tenant, adminName) {
         await store.createTenant(tenant);
         return clients.program(adminName, tenant.id);
@@ -183,7 +191,7 @@ export async function startFleetStack(options: FleetStackOptions = {}): Promise<
       },
       localGateway: (host) => start({ hosts: new HostClient(host.address, FLEET_TOKEN) }),
       async close() {
-        await clients.close();
+        for (const made of [clients, ...otherClients]) await made.close();
         await Promise.all(processes.map((p) => p.stop()));
         for (const gateway of gateways) await gateway.close();
         await Promise.all(hosts.map((h) => h.stop()));
