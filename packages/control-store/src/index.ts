@@ -51,4 +51,5 @@ export { openPostgresControlStore, type PostgresControlStoreOptions } from './st
 export { openSqliteControlStore, type SqliteControlStoreOptions } from './store/sqlite.js';
 export { TOTP_STEPS_KEPT } from './store/two-factor.js';
 export * from './store/types.js';
+export { isControlStoreUnreachable } from './store/unreachable.js';
 export { USAGE_FLUSH_IDS_KEPT_MS } from './store/usage.js';

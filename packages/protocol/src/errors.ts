@@ -98,6 +98,8 @@ export const ErrorCodes = {
   BackupCorrupt: 422,
   BackupKeyMismatch: 422,
   JobQueueUnavailable: 503,
+  // The control store (its PostgreSQL) cannot be reached: retry after Retry-After.
+  ControlStoreUnavailable: 503,
   // Live data: subscriptions and streams.
   SubscriptionNotFound: 404,
   SubscriptionAlreadyExists: 409,
@@ -192,6 +194,7 @@ const TITLES: Record<ErrorCode, string> = {
   BackupCorrupt: 'Backup corrupt',
   BackupKeyMismatch: 'Backup key mismatch',
   JobQueueUnavailable: 'Job queue unavailable',
+  ControlStoreUnavailable: 'Control store unavailable',
   SubscriptionNotFound: 'Subscription not found',
   SubscriptionAlreadyExists: 'Subscription already exists',
   SubscriptionInUse: 'Subscription in use',

@@ -33,7 +33,7 @@ import { GatewayMetrics } from './metrics.js';
 import { PrincipalDirectory, type Resolved } from './principals.js';
 import { type ProxyOutcome, proxyToTenant, TenantUnreachable } from './proxy.js';
 import { RateLimiter } from './rate-limiter.js';
-import { gatewayError, sendProblem } from './refusal.js';
+import { gatewayError, sendProblem, unexpectedFailure } from './refusal.js';
 import { classifyTenantRoute, isControlPath, type TenantRoute } from './route-access.js';
 import { applyServerTimeouts, DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from './server-timeouts.js';
 import { TenantPools } from './tenant-pool.js';
@@ -194,12 +194,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const started = performance.now();
     handle(request, response, requestId)
       .catch((error: unknown) => {
-        const rookery = error instanceof RookeryError ? error : null;
-        if (!rookery) log.error({ err: error, reqId: requestId }, 'gateway request failed');
-        sendProblem(
-          response,
-          rookery ?? gatewayError('InternalError', 'The gateway failed; retry the request.'),
-        );
+        if (error instanceof RookeryError) return sendProblem(response, error);
+        const { answer, bug } = unexpectedFailure(error);
+        if (bug) log.error({ err: error, reqId: requestId }, 'gateway request failed');
+        else log.warn({ err: error, reqId: requestId }, 'the control store cannot be reached');
+        sendProblem(response, answer);
       })
       .finally(() =>
         metrics.observe(request.method ?? 'GET', response.statusCode, performance.now() - started),

@@ -3,6 +3,7 @@
 // starting). A refusal leaves one of two ways: as the HTTP response of a request, or written on the raw
 // socket of a WebSocket upgrade the gateway did not make, where no ServerResponse exists.
 import http from 'node:http';
+import { isControlStoreUnreachable } from '@rookery/control-store';
 import { type ErrorCode, RookeryError, rawProblemResponse as rawProblem } from '@rookery/protocol';
 
 export class Refusal extends RookeryError {
@@ -24,6 +25,29 @@ export function gatewayError(
   retryAfterSeconds: number | null = null,
 ): Refusal {
   return new Refusal(code, message, details, retryAfterSeconds);
+}
+
+/** How long a client waits before retrying while the control store cannot be reached. */
+const STORE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The answer to a request that failed with something other than a RookeryError: the control store out of
+ * reach (its PostgreSQL restarting, say) is a passing outage, 503 ControlStoreUnavailable with Retry-After;
+ * anything else is the gateway's own failure, 500, which the caller logs as a bug (`bug`).
+ */
+export function unexpectedFailure(error: unknown): { answer: RookeryError; bug: boolean } {
+  if (isControlStoreUnreachable(error)) {
+    return {
+      answer: gatewayError(
+        'ControlStoreUnavailable',
+        `The gateway cannot reach the control store right now; retry the request in ${STORE_RETRY_AFTER_SECONDS} s.`,
+        {},
+        STORE_RETRY_AFTER_SECONDS,
+      ),
+      bug: false,
+    };
+  }
+  return { answer: gatewayError('InternalError', 'The gateway failed; retry the request.'), bug: true };
 }
 
 function retryAfterOf(error: RookeryError): number | null {

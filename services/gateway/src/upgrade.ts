@@ -16,7 +16,7 @@ import type { LiveSockets } from './live-sockets.js';
 import type { UsageMeter } from './metering.js';
 import type { GatewayMetrics } from './metrics.js';
 import { TenantUnreachable } from './proxy.js';
-import { gatewayError, rawProblemResponse } from './refusal.js';
+import { gatewayError, rawProblemResponse, unexpectedFailure } from './refusal.js';
 import { classifyTenantRoute } from './route-access.js';
 import type { TenantRouter } from './tenant-router.js';
 import { endThenDestroy, proxyUpgrade, type UpgradeOutcome, WaitingClient } from './upgrade-proxy.js';
@@ -54,9 +54,10 @@ export class Upgrades {
       })
       .catch((error: unknown) => {
         if (socket.destroyed) return; // the client left, or the tenant's side broke mid-answer
-        const refusal = error instanceof RookeryError ? error : null;
-        if (!refusal) this.deps.log.error({ err: error, reqId: requestId }, 'gateway upgrade failed');
-        const answer = refusal ?? gatewayError('InternalError', 'The gateway failed; retry the request.');
+        const failure =
+          error instanceof RookeryError ? { answer: error, bug: false } : unexpectedFailure(error);
+        if (failure.bug) this.deps.log.error({ err: error, reqId: requestId }, 'gateway upgrade failed');
+        const answer = failure.answer;
         status = answer.status;
         endThenDestroy(socket, rawProblemResponse(answer));
       })
