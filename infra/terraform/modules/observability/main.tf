@@ -116,7 +116,7 @@ resource "aws_prometheus_rule_group_namespace" "rookery" {
         {
           alert       = "RookeryMirrorLag"
           expr        = "max by (instance, tenant) (rookery_tenant_mirror_lag_seconds) > ${var.mirror_lag_alarm_seconds}"
-          for         = "5m"
+          "for"       = "5m"
           annotations = { summary = "A tenant's mirror lags its commits by more than ${var.mirror_lag_alarm_seconds} s: a failover now would lose that much." }
         },
         {

@@ -224,7 +224,9 @@ describe('storage: buckets and keys', async () => {
     const rule = nested(only(bucket.resource, 'aws_s3_bucket_lifecycle_configuration', 'this'), 'rule');
     expect(rule.status).toBe('Enabled');
     expect(nested(rule, 'abort_incomplete_multipart_upload').days_after_initiation).toBe(7);
-    expect(nested(rule, 'noncurrent_version_expiration').noncurrent_days).toBe(ref('var.noncurrent_version_days'));
+    expect(nested(rule, 'noncurrent_version_expiration').noncurrent_days).toBe(
+      ref('var.noncurrent_version_days'),
+    );
     expect(call('backups').noncurrent_version_days).toBe(ref('var.backup_retention_days'));
     expect(call('backups').archive_after_days).toBe(ref('var.backup_archive_after_days'));
   });
@@ -301,5 +303,43 @@ describe('deployment: the fleets run what node-config renders, sized by sizing',
 
   it('protects the load balancer from deletion in prod', () => {
     expect(call('gateway').deletion_protection).toBe(ref('var.environment == "prod"'));
+  });
+});
+
+describe('observability: logs, metrics and alarms', async () => {
+  const observability = await loadModule('modules/observability');
+  const alarms = locals(observability).cloudwatch_alarms as Record<string, Block>;
+
+  it('alarms on unhealthy gateways behind the load balancer', () => {
+    expect(alarms['gateway-unhealthy']).toMatchObject({
+      namespace: 'AWS/NetworkELB',
+      metric: 'UnHealthyHostCount',
+      comparison: 'GreaterThanThreshold',
+      threshold: 0,
+    });
+  });
+
+  it('alarms on the control store (CPU, storage, memory)', () => {
+    for (const name of ['control-cpu', 'control-free-storage', 'control-memory'])
+      expect(alarms[name]?.namespace, name).toBe('AWS/RDS');
+  });
+
+  it('notifies one encrypted topic, and encrypts every log group', () => {
+    const alarm = only(observability.resource, 'aws_cloudwatch_metric_alarm', 'this');
+    expect(alarm.alarm_actions).toEqual([ref('aws_sns_topic.alarms.arn')]);
+    expect(only(observability.resource, 'aws_sns_topic', 'alarms').kms_master_key_id).toBe(
+      ref('var.kms_key_arn'),
+    );
+    for (const group of ['node', 'prometheus'])
+      expect(only(observability.resource, 'aws_cloudwatch_log_group', group).kms_key_id).toBe(
+        ref('var.kms_key_arn'),
+      );
+  });
+
+  it("alarms on Rookery's own metrics, among them the mirror's lag", () => {
+    const rules = only(observability.resource, 'aws_prometheus_rule_group_namespace', 'rookery');
+    const data = String(rules.data);
+    for (const alert of ['RookeryMirrorLag', 'RookeryTenantCrashLoop', 'RookeryBackupJobsFailing'])
+      expect(data).toContain(alert);
   });
 });
