@@ -16,7 +16,9 @@
 //   refused); afterwards every write that got 201 is read back through the gateway.
 //
 // Stages go to stderr; the last stdout line is one JSON object.
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HostTenantListSchema, HostTenantStatsSchema } from '@rookery/protocol';
@@ -31,7 +33,9 @@ const arg = (name: string, fallback: number) => {
   return i === -1 ? fallback : Number(process.argv[i + 1]);
 };
 const KILLS = arg('kills', 20);
-const REQUESTS = arg('requests', 20_000);
+const REQUESTS = arg('requests', 32_000);
+/** Rounds of the relay-vs-local comparison: on a shared machine single rounds swing by ±30%. */
+const ROUNDS = 8;
 const SEQUENTIAL = arg('sequential', 2_000);
 const MEGABYTES = arg('mb', 100);
 const SMALL_DOCUMENTS = 1_000;
@@ -47,6 +51,21 @@ function percentile(values: number[], p: number): number {
 }
 const median = (xs: number[]) => percentile(xs, 50);
 const round = (x: number, digits = 0) => Math.round(x * 10 ** digits) / 10 ** digits;
+const CLOCK_TICKS_PER_S = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
+/** CPU time (user + system) of each process so far, in ms, from /proc/<pid>/stat (Linux); 0 for none. */
+function cpuMsOf<K extends string>(pids: Record<K, number | null>): Record<K, number> {
+  const ms = (pid: number | null) => {
+    if (pid === null) return 0;
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command's closing parenthesis start at the state (field 3): utime and stime are 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
+  };
+  return Object.fromEntries(Object.entries<number | null>(pids).map(([k, pid]) => [k, ms(pid)])) as Record<
+    K,
+    number
+  >;
+}
 
 const postgres = await startPostgres();
 const database = await postgres.freshDatabase('cluster');
@@ -57,11 +76,23 @@ const stack = await startFleetStack({
   hostEnv: { ROOKERY_MIRROR_MODE: 'sync', ROOKERY_SPARE_PROCESSES: '1' },
 });
 const pools: Pool[] = [];
+let closing: Promise<void> | null = null;
+const close = () =>
+  (closing ??= (async () => {
+    for (const pool of pools) await pool.close().catch(() => {});
+    await stack.close();
+    await database.drop();
+    await postgres.stop();
+  })());
+// Interrupted: the hosts, their tenants and PostgreSQL go with the benchmark, not left running.
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => void close().finally(() => process.exit(130)));
 try {
   const quota = { requestsPerSecond: 1e9, storageBytes: 2 ** 40 };
   const small = await stack.tenantAdmin({ id: 'small', name: 'Small', quota }, 'small-admin');
   const large = await stack.tenantAdmin({ id: 'large', name: 'Large', quota }, 'large-admin');
 
+  /** Inserts `packages/<from…>` in one bulk insert; answers the NDJSON's size (the documents' JSON). */
   const bulkInsert = async (client: Client, from: number, count: number, bodyBytes: number) => {
     const lines: string[] = [];
     for (let i = from; i < from + count; i++) {
@@ -79,6 +110,7 @@ try {
     });
     if (!inserted.text.includes('"Completed"'))
       throw new Error(`bulk insert: ${inserted.status} ${inserted.text.slice(-300)}`);
+    return lines.reduce((bytes, line) => bytes + Buffer.byteLength(line) + 1, 0);
   };
   const ownerOf = async (tenantId: string) => {
     const placement = await stack.store.getPlacement(tenantId);
@@ -97,17 +129,21 @@ try {
     if (created.status !== 201) throw new Error(`creating a database: ${created.status} ${created.text}`);
   }
   await bulkInsert(small, 0, SMALL_DOCUMENTS, 300);
+  // The large tenant holds MEGABYTES of documents (their JSON, random text that does not compress), not
+  // counting indexes and metadata; its files on disk are reported beside.
   let largeDocuments = 0;
-  for (;;) {
-    const { owner } = await ownerOf('large');
-    const stats = HostTenantStatsSchema.parse((await owner.call('GET', '/tenants/large/stats')).body);
-    if (stats.bytesOnDisk >= MEGABYTES * 1024 * 1024) break;
-    await bulkInsert(large, largeDocuments, 10_000, 1_500);
+  let largeBytes = 0;
+  while (largeBytes < MEGABYTES * 1024 * 1024) {
+    largeBytes += await bulkInsert(large, largeDocuments, 10_000, 1_500);
     largeDocuments += 10_000;
-    log(
-      `large: ${largeDocuments} documents, ${round(stats.bytesOnDisk / 1024 / 1024, 1)} MB before this round`,
-    );
+    log(`large: ${largeDocuments} documents, ${round(largeBytes / 1024 / 1024, 1)} MB of JSON`);
   }
+  const { owner: largeOwner } = await ownerOf('large');
+  await largeOwner.call('POST', '/tenants/large/stop'); // checkpointed: its files, not its WAL, are counted
+  const largeOnDisk = HostTenantStatsSchema.parse(
+    (await largeOwner.call('GET', '/tenants/large/stats')).body,
+  ).bytesOnDisk;
+  log(`large: ${round(largeOnDisk / 1024 / 1024, 1)} MB on disk`);
 
   // ── relay against local ──
   const { owner: smallOwner } = await ownerOf('small');
@@ -148,12 +184,38 @@ try {
     );
     return Math.round(n / ((performance.now() - started) / 1000));
   };
+  // Where the CPU goes on each path: each process's CPU time over the rounds, per GET (a profile without a
+  // profiler: it says which process the relay's extra cost lands in).
+  const smallTenant = HostTenantListSchema.parse(
+    (await smallOwner.call('GET', '/tenants')).body,
+  ).tenants.find((t) => t.tenantId === 'small');
+  const processes = {
+    gateway: { local: localGateway.child.pid!, relay: relayGateway.child.pid! },
+    host: smallOwner.process.pid!,
+    tenant: smallTenant?.pid ?? null,
+  };
+  const cpu = Object.fromEntries(
+    names.map((name) => [name, { gateway: 0, host: 0, tenant: 0, client: 0, gets: 0 }]),
+  ) as Record<Target, { gateway: number; host: number; tenant: number; client: number; gets: number }>;
+  const measured = async (name: Target, n: number) => {
+    const pids = { gateway: processes.gateway[name], host: processes.host, tenant: processes.tenant };
+    const before = { ...cpuMsOf(pids), client: process.cpuUsage() };
+    const rate = await throughput(targets[name], n);
+    const after = cpuMsOf(pids);
+    const client = process.cpuUsage(before.client);
+    cpu[name].gateway += after.gateway - before.gateway;
+    cpu[name].host += after.host - before.host;
+    cpu[name].tenant += after.tenant - before.tenant;
+    cpu[name].client += (client.user + client.system) / 1000;
+    cpu[name].gets += n;
+    return rate;
+  };
   for (const name of names) await throughput(targets[name], 2_000);
   const rates: Record<Target, number[]> = { local: [], relay: [] };
-  for (let r = 0; r < 5; r++) {
+  for (let r = 0; r < ROUNDS; r++) {
     // Which goes first alternates too: a machine slowing down within a round hits both alike over the run.
     for (const name of r % 2 === 0 ? names : [...names].reverse())
-      rates[name].push(await throughput(targets[name], REQUESTS / 5));
+      rates[name].push(await measured(name, REQUESTS / ROUNDS));
     log(`round ${r + 1}: local ${rates.local.at(-1)}/s, relay ${rates.relay.at(-1)}/s`);
   }
   const times: Record<Target, number[]> = { local: [], relay: [] };
@@ -164,6 +226,13 @@ try {
       times[name].push(performance.now() - t0);
     }
   }
+  const cpuPerGet = Object.fromEntries(
+    names.map((name) => {
+      const { gets, ...ms } = cpu[name];
+      return [name, Object.fromEntries(Object.entries(ms).map(([k, v]) => [k, round((v * 1000) / gets, 1)]))];
+    }),
+  );
+  log(`CPU µs per GET: ${JSON.stringify(cpuPerGet)}`);
   const relayOfLocal = round(median(rates.relay.map((perSecond, r) => perSecond / rates.local[r]!)), 2);
   const overhead = median(times.relay) - median(times.local);
   log(
@@ -295,13 +364,13 @@ try {
       lease_ttl_ms: LEASE_TTL_MS,
       failover_target_ms: 2 * LEASE_TTL_MS + 1_000,
       large_tenant_documents: largeDocuments,
+      large_tenant_json_mb: round(largeBytes / 1024 / 1024, 1),
+      large_tenant_on_disk_mb: round(largeOnDisk / 1024 / 1024, 1),
       acknowledged_writes: checked,
       acknowledged_writes_lost: lost,
+      cpu_us_per_get: cpuPerGet,
     }),
   );
 } finally {
-  for (const pool of pools) await pool.close().catch(() => {});
-  await stack.close();
-  await database.drop();
-  await postgres.stop();
+  await close();
 }
