@@ -96,6 +96,9 @@ export class FleetMode {
         liveEpoch: () => keeper.liveEpoch(),
         graceMs: this.config.reaperGraceMs,
         intervalMs: this.config.reaperIntervalMs,
+        // Judges others only after holding its lease a TTL and the grace: out of a store outage, the hosts
+        // slower to come back are not reaped (reaper.ts).
+        settleMs: this.config.leaseTtlMs + this.config.reaperGraceMs,
         logger: this.logger.child({ unit: 'reaper' }),
         moves: supervisor.metrics.reaperMoves,
         failures: supervisor.metrics.reaperFailures,

@@ -130,6 +130,49 @@ describe('the reaper', () => {
     expect(await metrics.text()).toMatch(/rookery_host_reaper_failures_total 0/);
   });
 
+  it('after an outage that lapsed every lease, waits a TTL and the grace on its new lease before judging the hosts not back yet', async () => {
+    // The store was down for longer than a TTL: every lease lapsed. h2 is back first, under a new lease.
+    now += TTL + GRACE + 1;
+    const h2 = await store.acquireLease('h2', 'http://h2:1', 10, TTL);
+    const h3 = await store.acquireLease('h3', 'http://h3:1', 10, TTL);
+    const renewBoth = async () => {
+      await store.renewLease('h2', h2.epoch, TTL);
+      await store.renewLease('h3', h3.epoch, TTL);
+    };
+    const metrics = new HostMetrics(() => 0);
+    const reaper = new Reaper({
+      store,
+      liveEpoch: () => h2.epoch,
+      graceMs: GRACE,
+      intervalMs: 1_000,
+      settleMs: TTL + GRACE,
+      now: () => now,
+      logger,
+      moves: metrics.reaperMoves,
+      failures: metrics.reaperFailures,
+    });
+    // One host of three not back (yet): not more than half, so the store would let its tenants go.
+    const first = await reaper.sweep();
+    expect(first.moved).toEqual([]);
+    expect(first.skipped).toMatch(/less than a lease TTL and the grace ago/);
+    // It comes back within the TTL: a new lease, and its tenants reclaimed. Nothing is ever moved.
+    now += TTL / 2;
+    const back = await store.acquireLease('dead', 'http://dead:1', 10, TTL);
+    expect(await store.reclaimPlacements('dead', back.epoch)).toHaveLength(4);
+    await renewBoth();
+    now += TTL / 2 + GRACE;
+    await renewBoth();
+    await store.renewLease('dead', back.epoch, TTL);
+    expect((await reaper.sweep()).moved).toEqual([]);
+    expect((await store.getPlacement('a'))!.hostId).toBe('dead');
+    // Had it stayed dead, it would be reaped now: its lease lapses for good.
+    now += TTL - 1;
+    await renewBoth();
+    now += GRACE + 2;
+    await renewBoth();
+    expect((await reaper.sweep()).moved).toHaveLength(4);
+  });
+
   it('counts a tenant it cannot place anywhere as a failure and tries again at the next sweep', async () => {
     const { reaper, metrics } = reaperOf(store);
     await store.drainHost('h2');

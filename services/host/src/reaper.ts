@@ -6,6 +6,7 @@
 // is live: one that lost touch with the control store, or was paused, has no business judging the others.
 // The store's decision (tenantsToReplace) also withholds every move while more than half the hosts expired
 // at once: that is the store or the network failing, not the hosts.
+import { performance } from 'node:perf_hooks';
 import type { FleetStore } from '@rookery/control-store';
 import { RookeryError } from '@rookery/protocol';
 import type { Logger } from 'pino';
@@ -21,6 +22,17 @@ export interface ReaperOptions {
   graceMs: number;
   /** Between sweeps. */
   intervalMs: number;
+  /**
+   * How long this host must have held its lease without a lapse before it judges others: the lease TTL
+   * plus the grace. After the store was down longer than a TTL every lease lapsed; the hosts come back one
+   * by one, and the first ones back would otherwise see the slower ones expired (one of three is not more
+   * than half) and move their tenants away — a wave of re-placements out of an outage. Waiting a TTL and
+   * the grace gives every live host the time to take a new lease and reclaim its tenants; a host that
+   * stays dead is reaped that much later. 0 (tests of the decision alone): no wait.
+   */
+  settleMs?: number;
+  /** A monotonic clock in ms (tests move it). */
+  now?: () => number;
   logger: Logger;
   /** Counted by reason: `lease-expired`, `stale-host-epoch`, `host-unknown`. */
   moves: Counter<'reason'>;
@@ -43,6 +55,8 @@ export class Reaper {
   private sweeping: Promise<SweepOutcome> | null = null;
   /** The last reason moves were withheld, so a long outage is logged once, not every sweep. */
   private lastWithheld: string | null = null;
+  /** The lease this host holds, and since when (this clock) without a lapse, as sweeps saw it. */
+  private held: { epoch: number; since: number } | null = null;
 
   constructor(private readonly options: ReaperOptions) {}
 
@@ -72,8 +86,16 @@ export class Reaper {
   /** One pass: the store's decision, then one compare-and-swap move per tenant to re-place. */
   async sweep(): Promise<SweepOutcome> {
     const outcome: SweepOutcome = { moved: [], lost: [], failed: [], skipped: null };
-    if (this.options.liveEpoch() === null) {
+    const epoch = this.options.liveEpoch();
+    const now = (this.options.now ?? (() => performance.now()))();
+    if (epoch === null) {
+      this.held = null;
       outcome.skipped = 'this host holds no live lease';
+      return outcome;
+    }
+    if (this.held?.epoch !== epoch) this.held = { epoch, since: now };
+    if (now - this.held.since < (this.options.settleMs ?? 0)) {
+      outcome.skipped = 'this host took its lease less than a lease TTL and the grace ago';
       return outcome;
     }
     const decision = await this.options.store.tenantsToReplace(this.options.graceMs);
