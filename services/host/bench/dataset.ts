@@ -48,6 +48,9 @@ export function benchHostConfig(
       tenantLogLevel: 'warn',
       // The benchmark stops tenants itself; the idle timer would only race it.
       idleStopMs: 0,
+      // A wake answers 503 TenantStarting after 2 s and the start goes on; the benchmark times the start
+      // to its end (on a loaded machine a cold start can pass 2 s), so it waits for it instead.
+      startDeadlineMs: 60_000,
       ...overrides,
     },
   );
