@@ -9,6 +9,7 @@ describe('internal headers', () => {
     const headers = Object.entries(protocol).filter(([name]) => name.endsWith('_HEADER'));
     expect(headers.map(([name]) => name).sort()).toEqual([
       'INTERNAL_TOKEN_HEADER',
+      'PLACEMENT_EPOCH_HEADER',
       'STORAGE_QUOTA_HEADER',
       'WORK_UNITS_HEADER',
     ]);

@@ -167,6 +167,7 @@ export class KyselyControlStore implements ControlStore {
     this.getPlacement = fleet.getPlacement.bind(fleet);
     this.listPlacements = fleet.listPlacements.bind(fleet);
     this.movePlacement = fleet.movePlacement.bind(fleet);
+    this.relocatePlacement = fleet.relocatePlacement.bind(fleet);
     this.reclaimPlacements = fleet.reclaimPlacements.bind(fleet);
     this.tenantsToReplace = fleet.tenantsToReplace.bind(fleet);
     const usage = new UsageRecords(db, options.dialect, this.runBatch, options.fleetClock);
@@ -491,6 +492,7 @@ export class KyselyControlStore implements ControlStore {
   readonly getPlacement: FleetRecords['getPlacement'];
   readonly listPlacements: FleetRecords['listPlacements'];
   readonly movePlacement: FleetRecords['movePlacement'];
+  readonly relocatePlacement: FleetRecords['relocatePlacement'];
   readonly reclaimPlacements: FleetRecords['reclaimPlacements'];
   readonly tenantsToReplace: FleetRecords['tenantsToReplace'];
 
