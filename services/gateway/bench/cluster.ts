@@ -27,11 +27,8 @@ import { Pool } from 'undici';
 import { FLEET_TOKEN, startFleetStack } from '../src/test-fixtures/fleet-stack.js';
 import type { Client } from '../src/test-fixtures/gateway-clients.js';
 import { forkGateway } from '../src/test-fixtures/gateway-process.js';
+import { arg, CONCURRENCY, get, log, throughput } from './load.js';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i === -1 ? fallback : Number(process.argv[i + 1]);
-};
 const KILLS = arg('kills', 20);
 const REQUESTS = arg('requests', 32_000);
 /** Rounds of the relay-vs-local comparison: on a shared machine single rounds swing by ±30%. */
@@ -39,10 +36,8 @@ const ROUNDS = 8;
 const SEQUENTIAL = arg('sequential', 2_000);
 const MEGABYTES = arg('mb', 100);
 const SMALL_DOCUMENTS = 1_000;
-const CONCURRENCY = 32;
 /** The production default (services/host/src/config.ts; docs/scale-out.md "Why TTL 10 s"). */
 const LEASE_TTL_MS = 10_000;
-const log = (m: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${m}\n`);
 
 /** Nearest-rank percentile. */
 function percentile(values: number[], p: number): number {
@@ -168,22 +163,8 @@ try {
   const targets = { local: poolTo(localGateway.url, small), relay: poolTo(relayGateway.url, small) };
   type Target = keyof typeof targets;
   const names = Object.keys(targets) as Target[];
-  const get = async (pool: Pool) => {
-    const id = Math.floor(Math.random() * SMALL_DOCUMENTS);
-    const r = await pool.request({ method: 'GET', path: `/databases/db/docs?id=packages/${id}` });
-    await r.body.dump();
-    if (r.statusCode !== 200) throw new Error(`GET answered ${r.statusCode}`);
-  };
-  const throughput = async (pool: Pool, n: number) => {
-    let next = 0;
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next++ < n) await get(pool);
-      }),
-    );
-    return Math.round(n / ((performance.now() - started) / 1000));
-  };
+  /** A varied id per GET, so that no path serves one hot document. */
+  const smallDocument = () => `/databases/db/docs?id=packages/${Math.floor(Math.random() * SMALL_DOCUMENTS)}`;
   // Where the CPU goes on each path: each process's CPU time over the rounds, per GET (a profile without a
   // profiler: it says which process the relay's extra cost lands in).
   const smallTenant = HostTenantListSchema.parse(
@@ -200,7 +181,7 @@ try {
   const measured = async (name: Target, n: number) => {
     const pids = { gateway: processes.gateway[name], host: processes.host, tenant: processes.tenant };
     const before = { ...cpuMsOf(pids), client: process.cpuUsage() };
-    const rate = await throughput(targets[name], n);
+    const rate = await throughput(targets[name], n, smallDocument);
     const after = cpuMsOf(pids);
     const client = process.cpuUsage(before.client);
     cpu[name].gateway += after.gateway - before.gateway;
@@ -210,7 +191,7 @@ try {
     cpu[name].gets += n;
     return rate;
   };
-  for (const name of names) await throughput(targets[name], 2_000);
+  for (const name of names) await throughput(targets[name], 2_000, smallDocument);
   const rates: Record<Target, number[]> = { local: [], relay: [] };
   for (let r = 0; r < ROUNDS; r++) {
     // Which goes first alternates too: a machine slowing down within a round hits both alike over the run.
@@ -222,7 +203,7 @@ try {
   for (let i = 0; i < SEQUENTIAL; i++) {
     for (const name of names) {
       const t0 = performance.now();
-      await get(targets[name]);
+      await get(targets[name], smallDocument());
       times[name].push(performance.now() - t0);
     }
   }

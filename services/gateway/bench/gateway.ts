@@ -25,15 +25,10 @@ import { issueServerCertificate } from '@rookery/pki';
 import { Pool } from 'undici';
 import { forkGateway } from '../src/test-fixtures/gateway-process.js';
 import { startStack } from '../src/test-fixtures/stack.js';
+import { arg, CONCURRENCY, get, log, throughput } from './load.js';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i === -1 ? fallback : Number(process.argv[i + 1]);
-};
 const REQUESTS = arg('requests', 20_000);
 const SEQUENTIAL = arg('sequential', 2_000);
-const CONCURRENCY = 32;
-const log = (m: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${m}\n`);
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 /** Forks a ceiling server (bare-proxy.ts), hands it its setup and waits for its `{ url }`. */
@@ -96,26 +91,12 @@ try {
   };
   type Target = keyof typeof targets;
   const names = Object.keys(targets) as Target[];
-  const get = async (pool: Pool) => {
-    const r = await pool.request({ method: 'GET', path: docPath });
-    await r.body.dump();
-    if (r.statusCode !== 200) throw new Error(`GET answered ${r.statusCode}`);
-  };
-  const throughput = async (pool: Pool, n: number) => {
-    let next = 0;
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next++ < n) await get(pool);
-      }),
-    );
-    return Math.round(n / ((performance.now() - started) / 1000));
-  };
+  const oneDocument = () => docPath;
   // Warm every path, then alternate them round by round so drift on a shared machine hits all alike.
-  for (const name of names) await throughput(targets[name], 2_000);
+  for (const name of names) await throughput(targets[name], 2_000, oneDocument);
   const rates = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<Target, number[]>;
   for (let round = 0; round < 4; round++) {
-    for (const name of names) rates[name].push(await throughput(targets[name], REQUESTS / 4));
+    for (const name of names) rates[name].push(await throughput(targets[name], REQUESTS / 4, oneDocument));
     log(`round ${round + 1}: ${names.map((name) => `${name} ${rates[name].at(-1)}/s`).join(', ')}`);
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -123,7 +104,7 @@ try {
   for (let i = 0; i < SEQUENTIAL; i++) {
     for (const name of ['direct', 'gateway'] as const) {
       const t0 = performance.now();
-      await get(targets[name]);
+      await get(targets[name], docPath);
       times[name].push(performance.now() - t0);
     }
   }
