@@ -186,7 +186,7 @@ export async function acknowledgedMore(writer: Writer, count: number): Promise<v
 }
 
 /** The ids among `ids` that `via` cannot read back (GET many at once: the tenant takes up to 1024 ids). */
-export async function unreadable(via: Connection, ids: readonly string[]): Promise<string[]> {
+async function unreadable(via: Connection, ids: readonly string[]): Promise<string[]> {
   const absent: string[] = [];
   for (let i = 0; i < ids.length; i += 200) {
     const chunk = ids.slice(i, i + 200);
@@ -203,8 +203,32 @@ export async function unreadable(via: Connection, ids: readonly string[]): Promi
   return absent;
 }
 
+/**
+ * Every chaos test's closing check, after its writers stopped: logs what their clients saw (`label:
+ * acknowledged …; refused …`, for the README's figures), then expects every write each writer had
+ * acknowledged to read back through both gateways.
+ */
+export async function expectAcknowledgedKept(
+  label: string,
+  runs: readonly { tenant: TenantAdmin; writer: Writer }[],
+): Promise<void> {
+  console.log(
+    `${label}: acknowledged ${runs.map(({ writer }) => writer.acknowledged.length).join(' / ')}; refused ${JSON.stringify(runs.map(({ writer }) => tally(writer.refused)))}`,
+  );
+  for (const { tenant, writer } of runs) {
+    expect({ tenant: tenant.id, unreadable: await unreadable(tenant.via[0], writer.acknowledged) }).toEqual({
+      tenant: tenant.id,
+      unreadable: [],
+    });
+    expect({ tenant: tenant.id, unreadable: await unreadable(tenant.via[1], writer.acknowledged) }).toEqual({
+      tenant: tenant.id,
+      unreadable: [],
+    });
+  }
+}
+
 /** How many refusals of each kind, e.g. { '503 TenantUnavailable': 12 }: what clients saw, for the report. */
-export function tally(refused: readonly Refusal[]): Record<string, number> {
+function tally(refused: readonly Refusal[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const r of refused) {
     const key = `${r.status} ${r.code}`;
