@@ -187,13 +187,17 @@ module "host" {
   tags                      = local.tags
 }
 
+# The workers: backups from the mirror (read-only EFS mount) to the backups bucket, restores, sweeps,
+# purges. They have no resource of their own (no ingress at all: their /metrics is scraped by the
+# agent on the same instance), so they are the fleet module alone.
 module "worker" {
-  source               = "../worker"
-  name                 = local.name
+  source               = "../fleet"
+  name                 = "${local.name}-worker"
   vpc_id               = module.network.vpc_id
   vpc_cidr_block       = module.network.vpc_cidr_block
   s3_prefix_list_id    = module.network.s3_prefix_list_id
-  private_subnets      = module.network.private_subnets
+  subnet_ids           = module.network.private_subnets
+  egress_ports_in_vpc  = { endpoints = 443, database = 5432, mirror = 2049, hosts = module.host.host_port }
   image_id             = var.image_id
   instance_type        = module.sizing.worker.instance_type
   min_size             = module.sizing.worker.min

@@ -12,3 +12,8 @@ output "drain_hook_name" {
   description = "The termination hook the hosts complete once drained."
   value       = local.drain_hook
 }
+
+output "host_port" {
+  description = "The hosts' internal API port: the workers' egress to it."
+  value       = var.host_port
+}
