@@ -1,5 +1,6 @@
 # The prod environment on AWS. Needs an AWS account: `tofu init` with the state bucket's settings,
 # then plan and apply (docs/operations.md, "Deploy"). Nothing here runs on the test machines.
+# Only what is prod's own is set here; every default lives once, in modules/deployment.
 
 terraform {
   required_version = ">= 1.9.0"
@@ -26,14 +27,14 @@ provider "aws" {
 module "rookery" {
   source = "../../modules/deployment"
 
-  environment        = "prod"
-  region             = var.region
-  azs                = var.azs
-  image_id           = var.image_id
-  public_names       = var.public_names
-  release            = var.release
-  tenants            = var.tenants
-  host_instance_type = var.host_instance_type
-  alarm_emails       = var.alarm_emails
-  allowed_cidrs      = var.allowed_cidrs
+  # The sizing profile: instance types and counts, Multi-AZ, deletion protection (modules/sizing).
+  environment = "prod"
+  tenants     = 2000
+
+  region       = var.region
+  azs          = var.azs
+  image_id     = var.image_id
+  public_names = var.public_names
+  release      = var.release
+  alarm_emails = var.alarm_emails
 }
