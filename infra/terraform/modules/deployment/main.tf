@@ -46,10 +46,8 @@ data "aws_partition" "current" {}
 
 module "iam_policies" {
   source                   = "../iam-policies"
-  release_bucket_arn       = module.storage.release_bucket_arn
-  backup_bucket_arn        = module.storage.backup_bucket_arn
-  backup_kms_key_arn       = module.storage.backup_kms_key_arn
-  secrets_kms_key_arn      = module.storage.platform_kms_key_arn
+  bucket_arns              = { backups = module.storage.backup_bucket_arn, releases = module.storage.release_bucket_arn }
+  kms_key_arns             = { backups = module.storage.backup_kms_key_arn, secrets = module.storage.platform_kms_key_arn }
   mirror_file_system_arn   = module.mirror.file_system_arn
   prometheus_workspace_arn = module.observability.prometheus_workspace_arn
   log_group_arns           = module.observability.log_group_arns

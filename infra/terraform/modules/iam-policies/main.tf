@@ -16,7 +16,7 @@ locals {
         Sid       = "DecryptSecretsThroughSecretsManager"
         Effect    = "Allow"
         Action    = ["kms:Decrypt"]
-        Resource  = [var.secrets_kms_key_arn]
+        Resource  = [var.kms_key_arns.secrets]
         Condition = { StringLike = { "kms:ViaService" = "secretsmanager.*.amazonaws.com" } }
       },
       {
@@ -30,7 +30,7 @@ locals {
         Sid      = "ReadReleases"
         Effect   = "Allow"
         Action   = ["s3:GetObject"]
-        Resource = ["${var.release_bucket_arn}/releases/*"]
+        Resource = ["${var.bucket_arns.releases}/releases/*"]
       },
       {
         Sid      = "PushMetrics"
@@ -72,20 +72,20 @@ locals {
         Sid      = "ListBackups"
         Effect   = "Allow"
         Action   = ["s3:ListBucket"]
-        Resource = [var.backup_bucket_arn]
+        Resource = [var.bucket_arns.backups]
       },
       {
         # Written by backups, read by restores, deleted when a chain is pruned (services/worker/src/storage/s3-storage.ts).
         Sid      = "ReadWriteBackups"
         Effect   = "Allow"
         Action   = ["s3:PutObject", "s3:GetObject", "s3:DeleteObject", "s3:AbortMultipartUpload"]
-        Resource = ["${var.backup_bucket_arn}/*"]
+        Resource = ["${var.bucket_arns.backups}/*"]
       },
       {
         Sid      = "EncryptBackups"
         Effect   = "Allow"
         Action   = ["kms:GenerateDataKey", "kms:Decrypt"]
-        Resource = [var.backup_kms_key_arn]
+        Resource = [var.kms_key_arns.backups]
       },
     ]
   }

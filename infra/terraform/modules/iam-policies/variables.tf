@@ -1,40 +1,26 @@
-variable "backup_bucket_arn" {
-  description = "The backups bucket (storage module)."
-  type        = string
+variable "bucket_arns" {
+  description = "The S3 buckets (storage module): backups, and releases (its releases/ prefix holds the release artifacts and Node 24, docs/operations.md, \"Upload a release\")."
+  type = object({
+    backups  = string
+    releases = string
+  })
 
   validation {
-    condition     = can(regex("^arn:aws[a-z-]*:s3:::[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", var.backup_bucket_arn))
-    error_message = "The backup bucket is an S3 bucket ARN (arn:aws:s3:::name)."
+    condition     = alltrue([for arn in values(var.bucket_arns) : can(regex("^arn:aws[a-z-]*:s3:::[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", arn))])
+    error_message = "Each bucket is an S3 bucket ARN (arn:aws:s3:::name)."
   }
 }
 
-variable "release_bucket_arn" {
-  description = "The bucket whose releases/ prefix holds the release artifacts and Node 24 (docs/operations.md, \"Upload a release\")."
-  type        = string
+variable "kms_key_arns" {
+  description = "The KMS keys (storage module): backups (SSE-KMS of the backups), and secrets (the Secrets Manager secrets)."
+  type = object({
+    backups = string
+    secrets = string
+  })
 
   validation {
-    condition     = can(regex("^arn:aws[a-z-]*:s3:::[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", var.release_bucket_arn))
-    error_message = "The release bucket is an S3 bucket ARN (arn:aws:s3:::name)."
-  }
-}
-
-variable "backup_kms_key_arn" {
-  description = "The KMS key backups are encrypted with (SSE-KMS)."
-  type        = string
-
-  validation {
-    condition     = can(regex("^arn:aws[a-z-]*:kms:", var.backup_kms_key_arn))
-    error_message = "The backup key is a KMS key ARN."
-  }
-}
-
-variable "secrets_kms_key_arn" {
-  description = "The KMS key the Secrets Manager secrets are encrypted with."
-  type        = string
-
-  validation {
-    condition     = can(regex("^arn:aws[a-z-]*:kms:", var.secrets_kms_key_arn))
-    error_message = "The secrets key is a KMS key ARN."
+    condition     = alltrue([for arn in values(var.kms_key_arns) : can(regex("^arn:aws[a-z-]*:kms:", arn))])
+    error_message = "Each key is a KMS key ARN."
   }
 }
 

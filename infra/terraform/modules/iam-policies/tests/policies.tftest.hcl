@@ -1,8 +1,12 @@
 variables {
-  backup_bucket_arn          = "arn:aws:s3:::rookery-backups-test"
-  release_bucket_arn         = "arn:aws:s3:::rookery-releases-test"
-  backup_kms_key_arn         = "arn:aws:kms:eu-west-1:111122223333:key/11111111-2222-3333-4444-555555555555"
-  secrets_kms_key_arn        = "arn:aws:kms:eu-west-1:111122223333:key/66666666-7777-8888-9999-000000000000"
+  bucket_arns = {
+    backups  = "arn:aws:s3:::rookery-backups-test"
+    releases = "arn:aws:s3:::rookery-releases-test"
+  }
+  kms_key_arns = {
+    backups = "arn:aws:kms:eu-west-1:111122223333:key/11111111-2222-3333-4444-555555555555"
+    secrets = "arn:aws:kms:eu-west-1:111122223333:key/66666666-7777-8888-9999-000000000000"
+  }
   mirror_file_system_arn     = "arn:aws:elasticfilesystem:eu-west-1:111122223333:file-system/fs-0123456789abcdef0"
   prometheus_workspace_arn   = "arn:aws:aps:eu-west-1:111122223333:workspace/ws-0123"
   host_autoscaling_group_arn = "arn:aws:autoscaling:eu-west-1:111122223333:autoScalingGroup:*:autoScalingGroupName/rookery-test-host"
@@ -125,4 +129,30 @@ run "refuses_a_wildcard_secret" {
   }
 
   expect_failures = [var.secret_arns]
+}
+
+run "refuses_a_bucket_that_is_not_an_s3_arn" {
+  command = plan
+
+  variables {
+    bucket_arns = {
+      backups  = "arn:aws:s3:::rookery-backups-test"
+      releases = "arn:aws:s3:::rookery-releases-test/releases/*"
+    }
+  }
+
+  expect_failures = [var.bucket_arns]
+}
+
+run "refuses_a_key_that_is_not_a_kms_arn" {
+  command = plan
+
+  variables {
+    kms_key_arns = {
+      backups = "arn:aws:kms:eu-west-1:111122223333:key/11111111-2222-3333-4444-555555555555"
+      secrets = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:x"
+    }
+  }
+
+  expect_failures = [var.kms_key_arns]
 }
