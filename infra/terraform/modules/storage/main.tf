@@ -13,7 +13,10 @@ locals {
   root    = "arn:${data.aws_partition.current.partition}:iam::${local.account}:root"
 }
 
-data "aws_iam_policy_document" "backups_key" {
+# Every key's policy starts here: the account administers its own key (AWS's default key policy).
+# The backups key has nothing more (the workers' role grants them its use); the platform key adds the
+# services that encrypt with it.
+data "aws_iam_policy_document" "account_administers" {
   #checkov:skip=CKV_AWS_111:A key policy's "*" resource is the key itself; the account's root administers it (AWS's default key policy).
   #checkov:skip=CKV_AWS_356:A key policy's "*" resource is the key itself.
   #checkov:skip=CKV_AWS_109:The account root administering its own key is AWS's default key policy; without it the key could become unmanageable.
@@ -28,32 +31,11 @@ data "aws_iam_policy_document" "backups_key" {
   }
 }
 
-resource "aws_kms_key" "backups" {
-  description             = "${var.name}: backups"
-  enable_key_rotation     = true
-  deletion_window_in_days = 30
-  policy                  = data.aws_iam_policy_document.backups_key.json
-  tags                    = var.tags
-}
-
-resource "aws_kms_alias" "backups" {
-  name          = "alias/${var.name}-backups"
-  target_key_id = aws_kms_key.backups.key_id
-}
-
 data "aws_iam_policy_document" "platform_key" {
   #checkov:skip=CKV_AWS_111:A key policy's "*" resource is the key itself; each service statement is narrowed by its principal (and, for logs, the encryption context).
   #checkov:skip=CKV_AWS_356:A key policy's "*" resource is the key itself.
-  #checkov:skip=CKV_AWS_109:The account root administering its own key is AWS's default key policy; without it the key could become unmanageable.
-  statement {
-    sid       = "AccountAdministers"
-    actions   = ["kms:*"]
-    resources = ["*"]
-    principals {
-      type        = "AWS"
-      identifiers = [local.root]
-    }
-  }
+  #checkov:skip=CKV_AWS_109:The account root administering its own key (from account_administers) is AWS's default key policy; without it the key could become unmanageable.
+  source_policy_documents = [data.aws_iam_policy_document.account_administers.json]
 
   # Log groups (the nodes', flow logs) are encrypted with this key.
   statement {
@@ -94,17 +76,26 @@ data "aws_iam_policy_document" "platform_key" {
   }
 }
 
-resource "aws_kms_key" "platform" {
-  description             = "${var.name}: secrets, logs, volumes, mirror, control store"
+locals {
+  kms_keys = {
+    backups  = { purpose = "backups", policy = data.aws_iam_policy_document.account_administers.json }
+    platform = { purpose = "secrets, logs, volumes, mirror, control store", policy = data.aws_iam_policy_document.platform_key.json }
+  }
+}
+
+resource "aws_kms_key" "this" {
+  for_each                = local.kms_keys
+  description             = "${var.name}: ${each.value.purpose}"
   enable_key_rotation     = true
   deletion_window_in_days = 30
-  policy                  = data.aws_iam_policy_document.platform_key.json
+  policy                  = each.value.policy
   tags                    = var.tags
 }
 
-resource "aws_kms_alias" "platform" {
-  name          = "alias/${var.name}-platform"
-  target_key_id = aws_kms_key.platform.key_id
+resource "aws_kms_alias" "this" {
+  for_each      = aws_kms_key.this
+  name          = "alias/${var.name}-${each.key}"
+  target_key_id = each.value.key_id
 }
 
 module "logs" {
@@ -118,7 +109,7 @@ module "logs" {
 module "backups" {
   source                  = "../bucket"
   bucket                  = "${var.name}-backups-${local.account}"
-  kms_key_arn             = aws_kms_key.backups.arn
+  kms_key_arn             = aws_kms_key.this["backups"].arn
   require_kms_key         = true
   access_log_bucket       = module.logs.id
   noncurrent_version_days = var.backup_retention_days
@@ -129,7 +120,7 @@ module "backups" {
 module "releases" {
   source            = "../bucket"
   bucket            = "${var.name}-releases-${local.account}"
-  kms_key_arn       = aws_kms_key.platform.arn
+  kms_key_arn       = aws_kms_key.this["platform"].arn
   access_log_bucket = module.logs.id
   tags              = merge(var.tags, { Purpose = "releases" })
 }

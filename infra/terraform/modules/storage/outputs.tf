@@ -25,10 +25,10 @@ output "logs_bucket_name" {
 
 output "backup_kms_key_arn" {
   description = "The backups' key."
-  value       = aws_kms_key.backups.arn
+  value       = aws_kms_key.this["backups"].arn
 }
 
 output "platform_kms_key_arn" {
   description = "The platform key."
-  value       = aws_kms_key.platform.arn
+  value       = aws_kms_key.this["platform"].arn
 }

@@ -178,9 +178,9 @@ describe('storage: buckets and keys', async () => {
   });
 
   it('encrypts backups with their own KMS key (SSE-KMS) and refuses any other key', () => {
-    expect(call('backups').kms_key_arn).toBe(ref('aws_kms_key.backups.arn'));
+    expect(call('backups').kms_key_arn).toBe(ref('aws_kms_key.this["backups"].arn'));
     expect(call('backups').require_kms_key).toBe(true);
-    expect(call('releases').kms_key_arn).toBe(ref('aws_kms_key.platform.arn'));
+    expect(call('releases').kms_key_arn).toBe(ref('aws_kms_key.this["platform"].arn'));
     const sse = nested(
       nested(only(bucket.resource, 'aws_s3_bucket_server_side_encryption_configuration', 'this'), 'rule'),
       'apply_server_side_encryption_by_default',
@@ -232,8 +232,10 @@ describe('storage: buckets and keys', async () => {
   });
 
   it('rotates its keys', () => {
-    for (const key of ['backups', 'platform'])
-      expect(only(storage.resource, 'aws_kms_key', key).enable_key_rotation).toBe(true);
+    const keys = only(storage.resource, 'aws_kms_key', 'this');
+    expect(keys.for_each).toBe(ref('local.kms_keys'));
+    expect(Object.keys(locals(storage).kms_keys as Block).sort()).toEqual(['backups', 'platform']);
+    expect(keys.enable_key_rotation).toBe(true);
   });
 });
 
@@ -295,6 +297,16 @@ describe('deployment: the fleets run what node-config renders, sized by sizing',
       expect(call(fleet).min_size).toBe(ref(`module.sizing.${fleet}.min`));
     }
     expect(call('host_config').host_capacity).toBe(ref('module.sizing.host.capacity'));
+  });
+
+  it('runs the workers as the fleet module alone, reaching the internal API of the hosts', () => {
+    expect(call('worker').source).toBe('../fleet');
+    expect(call('worker').egress_ports_in_vpc).toEqual({
+      endpoints: 443,
+      database: 5432,
+      mirror: 2049,
+      hosts: ref('module.host.host_port'),
+    });
   });
 
   it('builds the roles from the proven policy documents', () => {
