@@ -17,7 +17,7 @@
 // lock), so placements on one host take turns. SQLite runs the same pair under
 // BEGIN IMMEDIATE, where writers take turns anyway.
 import { RookeryError } from '@rookery/protocol';
-import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from 'kysely';
+import { type RawBuilder, type Selectable, type SqlBool, sql } from 'kysely';
 import { z } from 'zod';
 import { parseInput as parse } from '../input.js';
 import type {
@@ -30,9 +30,9 @@ import type {
   ReplacementDecision,
   ReplacementReason,
 } from './fleet-store.js';
-import type { BatchRunner } from './kysely-store.js';
-import type { ControlSchema, HostsTable } from './schema.js';
-import { bigint, brokenConstraint, corrupt } from './sql.js';
+import { ClockedRecords } from './records.js';
+import type { HostsTable } from './schema.js';
+import { brokenConstraint, corrupt } from './sql.js';
 
 /** Bounds of what callers may ask for; limits of sanity, not tuning. */
 export const FLEET_LIMITS = Object.freeze({
@@ -59,15 +59,8 @@ const EpochSchema = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const TenantKeySchema = z.string().min(1).max(200);
 const HostStateSchema = z.enum(['active', 'draining', 'retired']);
 
-/** The test-only replacement for the database's clock (see the file comment). */
-export type FleetClock = () => number;
-
-export function databaseClock(dialect: 'sqlite' | 'postgres'): RawBuilder<number> {
-  return dialect === 'postgres'
-    ? sql<number>`cast(floor(extract(epoch from clock_timestamp()) * 1000) as bigint)`
-    : // 'now' is the same for the whole statement in SQLite.
-      sql<number>`cast(unixepoch('subsec') * 1000 as integer)`;
-}
+// Kept where the store's files have always found them.
+export { databaseClock, type FleetClock } from './records.js';
 
 const hostNotFound = (id: string) =>
   new RookeryError('HostNotFound', `There is no host "${id}": a host registers by acquiring a lease.`);
@@ -93,19 +86,7 @@ function toHost(row: HostRow): HostRecord {
   };
 }
 
-export class FleetRecords implements FleetStore {
-  constructor(
-    private readonly db: Kysely<ControlSchema>,
-    private readonly dialect: 'sqlite' | 'postgres',
-    private readonly runBatch: BatchRunner,
-    private readonly clock?: FleetClock,
-  ) {}
-
-  /** "Now" for one statement: the database's clock, or the injected one as a parameter. */
-  private now(): RawBuilder<number> {
-    return this.clock ? bigint(this.clock()) : databaseClock(this.dialect);
-  }
-
+export class FleetRecords extends ClockedRecords implements FleetStore {
   // ── leases ───────────────────────────────────────────────────────────────
 
   async acquireLease(hostId: string, address: string, capacity: number, ttlMs: number): Promise<Lease> {

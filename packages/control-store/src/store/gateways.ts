@@ -3,13 +3,11 @@
 // reports, with it, how many requests each tenant sent it since its previous heartbeat. It reads back how
 // many gateways are alive and how many requests those tenants sent all of them, and shares each limit by
 // that (the gateway's rate-shares.ts): nothing here sits between a request and its answer.
-import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import { z } from 'zod';
 import { parseInput as parse } from '../input.js';
-import { databaseClock, FLEET_LIMITS, type FleetClock } from './fleet.js';
-import type { BatchRunner } from './kysely-store.js';
-import type { ControlSchema } from './schema.js';
-import { bigint } from './sql.js';
+import { FLEET_LIMITS } from './fleet.js';
+import { ClockedRecords } from './records.js';
 
 /** Requests one tenant sent one gateway in its last heartbeat interval. */
 export interface GatewayDemand {
@@ -65,19 +63,7 @@ const DemandSchema = z
   )
   .max(MAX_DEMAND_ROWS, `a heartbeat reports at most ${MAX_DEMAND_ROWS} tenants`);
 
-export class GatewayRecords implements GatewayFleetStore {
-  constructor(
-    private readonly db: Kysely<ControlSchema>,
-    private readonly dialect: 'sqlite' | 'postgres',
-    private readonly runBatch: BatchRunner,
-    private readonly clock?: FleetClock,
-  ) {}
-
-  /** "Now" for one statement: the database's clock, or the test's as a parameter. */
-  private now(): RawBuilder<number> {
-    return this.clock ? bigint(this.clock()) : databaseClock(this.dialect);
-  }
-
+export class GatewayRecords extends ClockedRecords implements GatewayFleetStore {
   async heartbeatGateway(
     gatewayId: string,
     ttlMs: number,

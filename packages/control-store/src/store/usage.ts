@@ -2,13 +2,12 @@
 // number of gateways may flush the same (tenant, minute). A flush may carry an id: the id is recorded in the
 // same transaction as the sums, so a flush whose answer was lost on the way back (committed, but the gateway
 // saw a timeout or a dropped connection and retries it) adds nothing the second time.
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import { z } from 'zod';
 import { parseInput as parse } from '../input.js';
-import { databaseClock, type FleetClock } from './fleet.js';
-import type { BatchRunner } from './kysely-store.js';
-import type { ControlSchema, UsageMinutesTable } from './schema.js';
-import { bigint, brokenConstraint } from './sql.js';
+import { ClockedRecords } from './records.js';
+import type { UsageMinutesTable } from './schema.js';
+import { brokenConstraint } from './sql.js';
 import { type UsageRow, UsageRowSchema } from './types.js';
 
 /** Rows per INSERT: 6 parameters a row stays far below both dialects' limits. */
@@ -33,14 +32,7 @@ function toUsage(row: Selectable<UsageMinutesTable>): UsageRow {
   };
 }
 
-export class UsageRecords {
-  constructor(
-    private readonly db: Kysely<ControlSchema>,
-    private readonly dialect: 'sqlite' | 'postgres',
-    private readonly runBatch: BatchRunner,
-    private readonly clock?: FleetClock,
-  ) {}
-
+export class UsageRecords extends ClockedRecords {
   async addUsage(rows: readonly UsageRow[], flushId?: string): Promise<boolean> {
     const id = flushId === undefined ? undefined : parse(FlushIdSchema, flushId, 'usage flush id');
     // Sum repeats of a (tenant, minute) first: one INSERT … ON CONFLICT may
@@ -69,7 +61,7 @@ export class UsageRecords {
     if (merged.size === 0) return true;
     const writes = [];
     if (id !== undefined) {
-      const now = this.clock ? bigint(this.clock()) : databaseClock(this.dialect);
+      const now = this.now();
       writes.push(
         this.db
           .deleteFrom('usage_flushes')
