@@ -27,7 +27,7 @@ import { Pool } from 'undici';
 import { FLEET_TOKEN, startFleetStack } from '../src/test-fixtures/fleet-stack.js';
 import type { Client } from '../src/test-fixtures/gateway-clients.js';
 import { forkGateway } from '../src/test-fixtures/gateway-process.js';
-import { arg, CONCURRENCY, get, log, throughput } from './load.js';
+import { arg, CONCURRENCY, get, log, machine, throughput } from './load.js';
 
 const KILLS = arg('kills', 20);
 const REQUESTS = arg('requests', 32_000);
@@ -319,12 +319,7 @@ try {
   const all = [...failovers.small!, ...failovers.large!];
   console.log(
     JSON.stringify({
-      machine: {
-        cpus: os.cpus().length,
-        model: os.cpus()[0]?.model.split(' ').slice(0, 2).join(' '),
-        node: process.version,
-        load: os.loadavg().map((l) => round(l, 2)),
-      },
+      machine: { ...machine(), load: os.loadavg().map((l) => round(l, 2)) },
     }),
   );
   console.log(

@@ -18,14 +18,13 @@
 //
 // Stages go to stderr; the last stdout line is one JSON object.
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { issueServerCertificate } from '@rookery/pki';
 import { Pool } from 'undici';
 import { forkGateway } from '../src/test-fixtures/gateway-process.js';
 import { startStack } from '../src/test-fixtures/stack.js';
-import { arg, CONCURRENCY, get, log, throughput } from './load.js';
+import { arg, CONCURRENCY, get, log, machine, throughput } from './load.js';
 
 const REQUESTS = arg('requests', 20_000);
 const SEQUENTIAL = arg('sequential', 2_000);
@@ -133,11 +132,7 @@ try {
 
   console.log(
     JSON.stringify({
-      machine: {
-        cpus: os.cpus().length,
-        model: os.cpus()[0]?.model.split(' ').slice(0, 2).join(' '),
-        node: process.version,
-      },
+      machine: machine(),
     }),
   );
   console.log(

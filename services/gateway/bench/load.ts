@@ -1,5 +1,6 @@
 // What the gateway's benchmarks (gateway.ts, cluster.ts) share: their command-line numbers, the stage log
 // and the closed-loop GET load whose rate both report.
+import os from 'node:os';
 import type { Pool } from 'undici';
 
 /** `--<name> <number>` from the command line, or the fallback. */
@@ -9,6 +10,12 @@ export const arg = (name: string, fallback: number) => {
 };
 /** Stages go to stderr: the last stdout line is the run's JSON. */
 export const log = (m: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${m}\n`);
+/** What a run's JSON says of the machine it ran on: figures from different machines do not compare. */
+export const machine = () => ({
+  cpus: os.cpus().length,
+  model: os.cpus()[0]?.model.split(' ').slice(0, 2).join(' '),
+  node: process.version,
+});
 /** GETs in flight at once (and keep-alive connections per pool) when measuring a rate. */
 export const CONCURRENCY = 32;
 
