@@ -18,6 +18,33 @@ export interface Reply {
   text: string;
 }
 
+/**
+ * One call to `url` through `agent` (which carries the client certificate): a body that is not a string goes
+ * as JSON; the answer's text, and its JSON when it is JSON (else `{}`).
+ */
+export async function callWith(
+  agent: Agent,
+  url: string,
+  method: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
+  const response = await request(url, {
+    method: method as 'GET',
+    dispatcher: agent,
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await response.body.text();
+  let json: Record<string, unknown> = {};
+  try {
+    json = text ? JSON.parse(text) : {};
+  } catch {
+    // not JSON
+  }
+  return { status: response.statusCode, headers: response.headers, json, text };
+}
+
 /** Calls the gateway over TLS with one client certificate. */
 export interface Connection {
   agent: Agent;
@@ -56,22 +83,7 @@ export function gatewayClients(
     agents.push(agent);
     return {
       agent,
-      async call(method, urlPath, body, headers = {}) {
-        const response = await request(url() + urlPath, {
-          method: method as 'GET',
-          dispatcher: agent,
-          headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-          body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-        });
-        const text = await response.body.text();
-        let json: Record<string, unknown> = {};
-        try {
-          json = text ? JSON.parse(text) : {};
-        } catch {
-          // not JSON
-        }
-        return { status: response.statusCode, headers: response.headers, json, text };
-      },
+      call: (method, urlPath, body, headers) => callWith(agent, url() + urlPath, method, body, headers),
     };
   }
 

@@ -6,9 +6,9 @@
 import { type ControlStore, openPostgresControlStore } from '@rookery/control-store';
 import { issueServerCertificate } from '@rookery/pki';
 import pino from 'pino';
-import { request } from 'undici';
 import { type Gateway, type GatewayOptions, startGateway } from '../gateway.js';
 import { HostClient } from '../host-client.js';
+import { callWith } from './gateway-clients.js';
 import { type Connection, type Reply, type Stack, TOKEN } from './stack.js';
 
 export interface SecondGateway {
@@ -50,22 +50,7 @@ export async function startSecondGateway(
     gateway,
     store,
     clock,
-    async call(who, method, path, body) {
-      const response = await request(gateway.url + path, {
-        method: method as 'GET',
-        dispatcher: who.agent,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await response.body.text();
-      let json: Record<string, unknown> = {};
-      try {
-        json = text ? JSON.parse(text) : {};
-      } catch {
-        // not JSON
-      }
-      return { status: response.statusCode, headers: response.headers, json, text };
-    },
+    call: (who, method, path, body) => callWith(who.agent, gateway.url + path, method, body),
     async close() {
       await gateway.close();
       await store.close();
