@@ -4,30 +4,25 @@
 // that only the test moves (no sleep races a TTL), except in the one test that
 // proves the database's own clock is used when none is injected.
 import { RookeryError } from '@rookery/protocol';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { failure } from '../test-fixtures/failure.js';
+import { type FleetStoreFactory, storesPerTest } from './contract-stores.js';
 import type { ControlStore } from './control-store.js';
-import type { FleetClock } from './fleet.js';
-import type { StoreBacking } from './store.contract.js';
 
-/** A fresh backing whose stores (the first and every `openAnother`) read `fleetClock` when given one. */
-export type FleetStoreFactory = (fleetClock?: FleetClock) => Promise<StoreBacking>;
+/** The store tests (sqlite-store.test.ts, postgres-store.test.ts) name their factory by it here. */
+export type { FleetStoreFactory };
 
 const T0 = 1_700_000_000_000;
 const TTL = 10_000;
 const address = (host: string) => `https://${host}.internal:8443`;
 
 export function fleetStoreContract(factory: FleetStoreFactory): void {
-  let backing: StoreBacking;
+  const stores = storesPerTest(factory, T0);
+  const { clock, another } = stores;
   let store: ControlStore;
-  let now = T0;
-  const others: ControlStore[] = [];
-
-  async function another(): Promise<ControlStore> {
-    const opened = await backing.openAnother();
-    others.push(opened);
-    return opened;
-  }
+  beforeEach(() => {
+    store = stores.store;
+  });
 
   async function tenants(...ids: string[]): Promise<void> {
     for (const id of ids) await store.createTenant({ id, name: id });
@@ -37,18 +32,6 @@ export function fleetStoreContract(factory: FleetStoreFactory): void {
     for (const id of ids) await store.acquireLease(id, address(id), capacity, TTL);
   }
 
-  beforeEach(async () => {
-    now = T0;
-    backing = await factory(() => now);
-    store = backing.store;
-  });
-
-  afterEach(async () => {
-    for (const other of others.splice(0)) await other.close();
-    await store.close();
-    await backing.cleanup();
-  });
-
   describe('leases', () => {
     it('acquires, renews, lapses and re-acquires with a higher epoch', async () => {
       expect(await store.acquireLease('h1', address('h1'), 5, TTL)).toEqual({
@@ -57,22 +40,22 @@ export function fleetStoreContract(factory: FleetStoreFactory): void {
         expiresAt: T0 + TTL,
         ttlMs: TTL,
       });
-      now += 4_000;
-      expect(await store.renewLease('h1', 1, TTL)).toMatchObject({ epoch: 1, expiresAt: now + TTL });
+      clock.now += 4_000;
+      expect(await store.renewLease('h1', 1, TTL)).toMatchObject({ epoch: 1, expiresAt: clock.now + TTL });
 
-      now += TTL; // exactly at the deadline: expired
+      clock.now += TTL; // exactly at the deadline: expired
       const lapsed = await failure(store.renewLease('h1', 1, TTL));
       expect(lapsed.code).toBe('LeaseExpired');
       expect(lapsed.status).toBe(503);
       expect(await store.getHost('h1')).toMatchObject({ epoch: 1, live: false });
 
       const again = await store.acquireLease('h1', 'https://h1.elsewhere:9443', 7, TTL);
-      expect(again).toMatchObject({ epoch: 2, expiresAt: now + TTL });
+      expect(again).toMatchObject({ epoch: 2, expiresAt: clock.now + TTL });
       expect(await store.getHost('h1')).toMatchObject({
         address: 'https://h1.elsewhere:9443',
         capacity: 7,
         epoch: 2,
-        acquiredAt: now,
+        acquiredAt: clock.now,
         state: 'active',
         placements: 0,
         live: true,
@@ -180,10 +163,10 @@ export function fleetStoreContract(factory: FleetStoreFactory): void {
       await store.drainHost('drained');
       await store.drainHost('empty');
       await store.retireHost('empty');
-      now += TTL - 1;
+      clock.now += TTL - 1;
       await store.renewLease('live', 1, TTL);
       await store.renewLease('drained', 1, TTL);
-      now += 1; // 'expired' and 'empty' lapse now
+      clock.now += 1; // 'expired' and 'empty' lapse now
       await tenants('a', 'b', 'c');
       expect((await store.placeTenant('a')).hostId).toBe('live');
       expect((await store.placeTenant('b')).hostId).toBe('live');
@@ -260,7 +243,7 @@ export function fleetStoreContract(factory: FleetStoreFactory): void {
       expect((await failure(store.movePlacement('b', 7, 'h2'))).code).toBe('PlacementConflict');
       // Moving within its own host is allowed (it does not count itself) and still raises the epoch.
       expect(await store.movePlacement('a', 2, 'h2')).toMatchObject({ hostId: 'h2', epoch: 3 });
-      now += TTL;
+      clock.now += TTL;
       const expired = await failure(store.movePlacement('b', 1, 'h2'));
       expect(expired.code).toBe('HostUnavailable');
       expect(expired.message).toMatch(/lease expired/);
@@ -294,7 +277,7 @@ export function fleetStoreContract(factory: FleetStoreFactory): void {
       expect((await store.getPlacement('b'))!.epoch).toBe(b.epoch + 1);
       expect((await failure(store.relocatePlacement('nobody', 1))).code).toBe('TenantNotPlaced');
       // Only expired hosts besides c's own: nowhere to go, and c stays where it is.
-      now += TTL;
+      clock.now += TTL;
       await store.acquireLease('h3', address('h3'), 10, TTL);
       const c = (await store.getPlacement('c'))!;
       expect(c.hostId).toBe('h3');
@@ -342,18 +325,18 @@ export function fleetStoreContract(factory: FleetStoreFactory): void {
         await store.renewLease('h2', 1, TTL);
         await store.renewLease('h3', 1, TTL);
       };
-      now += TTL - 1;
+      clock.now += TTL - 1;
       await keepAlive();
-      now += 1; // 'dead' expires now
+      clock.now += 1; // 'dead' expires now
       expect(await store.tenantsToReplace(5_000)).toMatchObject({
         replace: [],
         withheld: null,
         hosts: { counted: 3, expired: 1 },
-        now,
+        now: clock.now,
       });
-      now += 5_000; // expired exactly the grace ago: not yet
+      clock.now += 5_000; // expired exactly the grace ago: not yet
       expect((await store.tenantsToReplace(5_000)).replace).toEqual([]);
-      now += 1;
+      clock.now += 1;
       const decision = await store.tenantsToReplace(5_000);
       expect(decision.withheld).toBeNull();
       expect(decision.replace).toEqual([
@@ -376,10 +359,10 @@ export function fleetStoreContract(factory: FleetStoreFactory): void {
       await hosts(10, 'a', 'b', 'c', 'd');
       await tenants('t');
       await store.placeTenant('t');
-      now += TTL - 1;
+      clock.now += TTL - 1;
       await store.renewLease('c', 1, TTL);
       await store.renewLease('d', 1, TTL);
-      now += TTL / 2; // a and b expired, c and d live: exactly half is not "most"
+      clock.now += TTL / 2; // a and b expired, c and d live: exactly half is not "most"
       const half = await store.tenantsToReplace(0);
       expect(half.withheld).toBeNull();
       expect(half.hosts).toEqual({ counted: 4, expired: 2 });
@@ -394,7 +377,7 @@ export function fleetStoreContract(factory: FleetStoreFactory): void {
       expect(most.hosts).toEqual({ counted: 3, expired: 2 });
       expect(most.withheld).toMatch(/2 of 3 hosts have expired leases at once/);
 
-      now += TTL; // c lapses too: all of them
+      clock.now += TTL; // c lapses too: all of them
       expect((await store.tenantsToReplace(0)).withheld).toMatch(/3 of 3/);
     });
 
@@ -404,9 +387,9 @@ export function fleetStoreContract(factory: FleetStoreFactory): void {
       await store.drainHost('h2');
       for (const id of ['a', 'b', 'c']) await store.placeTenant(id);
       await store.activateHost('h2');
-      now += TTL - 1;
+      clock.now += TTL - 1;
       await store.renewLease('h2', 1, TTL);
-      now += 1; // h1 lapsed
+      clock.now += 1; // h1 lapsed
       await store.movePlacement('c', 1, 'h2'); // the reaper got to c
       const lease = await store.acquireLease('h1', address('h1'), 10, TTL);
       expect(lease.epoch).toBe(2);
@@ -420,7 +403,7 @@ export function fleetStoreContract(factory: FleetStoreFactory): void {
       ]);
       expect(await store.reclaimPlacements('h1', 2)).toEqual([]);
       expect(await store.getPlacement('c')).toMatchObject({ hostId: 'h2', epoch: 2 });
-      now += TTL;
+      clock.now += TTL;
       expect((await failure(store.reclaimPlacements('h1', 2))).code).toBe('LeaseExpired');
     });
 
@@ -432,7 +415,7 @@ export function fleetStoreContract(factory: FleetStoreFactory): void {
       await store.activateHost('h2');
       await store.acquireLease('h1', address('h1'), 10, TTL); // epoch 2, 'a' not reclaimed
       expect((await store.tenantsToReplace(1_000)).replace).toEqual([]);
-      now += 1_001;
+      clock.now += 1_001;
       await store.renewLease('h1', 2, TTL);
       await store.renewLease('h2', 1, TTL);
       expect((await store.tenantsToReplace(1_000)).replace).toEqual([

@@ -2,11 +2,10 @@
 // the demand each gateway saw, and usage flushes that count once however often they are retried. Run
 // against SQLite and a real PostgreSQL by sqlite-store.test.ts and postgres-store.test.ts; time is an
 // injected clock only the test moves.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { failure } from '../test-fixtures/failure.js';
+import { type FleetStoreFactory, storesPerTest } from './contract-stores.js';
 import type { ControlStore } from './control-store.js';
-import type { FleetStoreFactory } from './fleet.contract.js';
-import type { StoreBacking } from './store.contract.js';
 import type { UsageRow } from './types.js';
 
 const T0 = 1_700_000_000_000;
@@ -20,27 +19,11 @@ function usageRow(tenantId: string, minute: number, n: number): UsageRow {
 }
 
 export function gatewayStoreContract(factory: FleetStoreFactory): void {
-  let backing: StoreBacking;
+  const stores = storesPerTest(factory, T0);
+  const { clock, another } = stores;
   let store: ControlStore;
-  let now = T0;
-  const others: ControlStore[] = [];
-
-  async function another(): Promise<ControlStore> {
-    const opened = await backing.openAnother();
-    others.push(opened);
-    return opened;
-  }
-
-  beforeEach(async () => {
-    now = T0;
-    backing = await factory(() => now);
-    store = backing.store;
-  });
-
-  afterEach(async () => {
-    for (const other of others.splice(0)) await other.close();
-    await store.close();
-    await backing.cleanup();
+  beforeEach(() => {
+    store = stores.store;
   });
 
   describe('gateway heartbeats', () => {
@@ -65,11 +48,11 @@ export function gatewayStoreContract(factory: FleetStoreFactory): void {
     it('forgets a gateway once its heartbeat expired on the store clock, and one that left at once', async () => {
       const g2 = await another();
       await g2.heartbeatGateway('g2', TTL, [{ tenantId: 'acme', requests: 30 }]);
-      now += TTL; // expires_at itself still counts
+      clock.now += TTL; // expires_at itself still counts
       expect(
         (await store.heartbeatGateway('g1', TTL, [{ tenantId: 'acme', requests: 1 }])).liveGateways,
       ).toBe(2);
-      now += 1;
+      clock.now += 1;
       expect(await store.heartbeatGateway('g1', TTL, [{ tenantId: 'acme', requests: 1 }])).toEqual({
         liveGateways: 1,
         demand: [{ tenantId: 'acme', requests: 1, gateways: 1 }],
@@ -147,7 +130,7 @@ export function gatewayStoreContract(factory: FleetStoreFactory): void {
 
     it('forgets ids after a day, and refuses a malformed id without adding anything', async () => {
       await store.addUsage([usageRow('acme', M0, 1)], 'g1:1');
-      now += 24 * 60 * MINUTE + 1;
+      clock.now += 24 * 60 * MINUTE + 1;
       await store.addUsage([usageRow('acme', M0, 1)], 'g1:2'); // prunes g1:1
       expect(await store.addUsage([usageRow('acme', M0, 1)], 'g1:1')).toBe(true);
       for (const id of ['', 'g1 1', 'x'.repeat(201), "g1'; drop table usage_minutes; --"]) {
