@@ -7,7 +7,7 @@ import net from 'node:net';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { type ProxyOutcome, proxyToTenant, TenantUnreachable } from './proxy.js';
+import { type ProxyOutcome, proxyToTenant, REPLAYABLE_BODY_BYTES, TenantUnreachable } from './proxy.js';
 import { TenantPools } from './tenant-pool.js';
 import { localServers } from './test-fixtures/local-servers.js';
 
@@ -270,7 +270,7 @@ describe('proxyToTenant', () => {
     await after.body.dump();
   });
 
-  it('sends a GET again on a new connection when the kept-alive one closes under it, never a body', async () => {
+  it('sends a GET or a small PUT again on a new connection when the kept-alive one closes under it, never a POST or a large body', async () => {
     // Connection 1 answers its first request, then closes when the next one arrives, answering nothing:
     // a tenant's keep-alive timeout racing the gateway's next request on that connection.
     const { url, results } = await setup(
@@ -283,18 +283,32 @@ describe('proxyToTenant', () => {
     expect(await (await request(`${url}/databases`)).body.text()).toBe('2');
     expect(results).toHaveLength(2);
 
-    // The same race with a body: it cannot be sent twice, so the request fails as the tenant being gone.
-    const withBody = await setup(
+    // The same race with a small PUT (a document write; a drain moving the tenant closes its connections):
+    // it was held whole, so it goes again, and the tenant on the new connection answers it.
+    const closingOnce = () =>
       rawTenant((_head, socket, connection) => {
         if (connection === 1 && socket.bytesWritten > 0) socket.destroy();
-        else socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
-      }),
-    );
-    await (await request(`${withBody.url}/databases`)).body.dump();
-    const posted = await request(`${withBody.url}/databases/db/docs?id=a`, { method: 'PUT', body: '{}' });
-    expect(posted.statusCode).toBe(502);
-    await posted.body.dump();
-    expect(withBody.results[1]).toBeInstanceOf(TenantUnreachable);
+        else socket.write(`HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\n${connection}`);
+      });
+    const put = await setup(closingOnce());
+    await (await request(`${put.url}/databases`)).body.dump();
+    const written = await request(`${put.url}/databases/db/docs?id=a`, { method: 'PUT', body: '{"a":1}' });
+    expect([written.statusCode, await written.body.text()]).toEqual([200, '2']);
+    expect(put.results[1]).toMatchObject({ status: 200, bytesIn: 7 });
+
+    // A POST, or a PUT larger than what is held whole, streams: it cannot be sent twice, so it fails as the
+    // tenant being gone.
+    for (const [method, body] of [
+      ['POST', '{}'],
+      ['PUT', 'x'.repeat(REPLAYABLE_BODY_BYTES + 1)],
+    ] as const) {
+      const streamed = await setup(closingOnce());
+      await (await request(`${streamed.url}/databases`)).body.dump();
+      const sent = await request(`${streamed.url}/databases/db/docs?id=a`, { method, body });
+      expect(sent.statusCode).toBe(502);
+      await sent.body.dump();
+      expect(streamed.results[1]).toBeInstanceOf(TenantUnreachable);
+    }
   });
 
   it('fails a malformed answer as TenantUnreachable, and the next request gets a good connection', async () => {

@@ -67,6 +67,47 @@ const UNSAFE_TARGET = /[\s\0]/;
 
 /** Methods a request may be sent again with (RFC 9110 §9.2.2) when it has no body. */
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'DELETE']);
+/**
+ * A PUT or DELETE whose body is at most this many bytes is read whole before it is sent, so that it can go
+ * again on a new connection when a kept-alive one turns out closed (below). Most document writes are
+ * smaller; a larger body streams as before and is never repeated.
+ */
+export const REPLAYABLE_BODY_BYTES = 64 * 1024;
+const REPLAYABLE_WITH_BODY = new Set(['PUT', 'DELETE']);
+
+/** The body's bytes when the request is a small PUT/DELETE with a Content-Length; null otherwise. */
+function replayableLength(request: http.IncomingMessage, method: string): number | null {
+  if (!REPLAYABLE_WITH_BODY.has(method) || request.headers['transfer-encoding'] !== undefined) return null;
+  const length = Number(request.headers['content-length']);
+  return Number.isInteger(length) && length > 0 && length <= REPLAYABLE_BODY_BYTES ? length : null;
+}
+
+/** Small bodies read whole, by request. */
+const heldBodies = new WeakMap<http.IncomingMessage, Promise<Buffer>>();
+
+/** Reads a small body whole (its length checked by replayableLength); rejects if the client goes first. */
+function readSmallBody(request: http.IncomingMessage, length: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let read = 0;
+    const done = (error: Error | null) => {
+      request.off('data', onData);
+      request.off('end', onEnd);
+      request.off('close', onClose);
+      if (error) reject(error);
+      else resolve(Buffer.concat(chunks, read));
+    };
+    const onData = (chunk: Buffer) => {
+      read += chunk.length;
+      chunks.push(chunk);
+    };
+    const onEnd = () => done(read === length ? null : new Error('the body ended before its Content-Length'));
+    const onClose = () => done(new Error('the client left before its request was sent'));
+    request.on('data', onData);
+    request.once('end', onEnd);
+    request.once('close', onClose);
+  });
+}
 
 /** A request has a body when it says so (RFC 9112 §6.3); GETs, most of the traffic, stream nothing. */
 function hasBody(request: http.IncomingMessage): boolean {
@@ -123,9 +164,42 @@ export function proxyToTenant(
   } catch (error) {
     return Promise.reject(error);
   }
-  const mayRetry = !withBody && IDEMPOTENT.has(method);
+  // A small PUT or DELETE is held whole, so it can be sent again like a GET (below).
+  const smallBody = replayableLength(request, method);
+  const mayRetry = (!withBody && IDEMPOTENT.has(method)) || smallBody !== null;
   const outcome: ProxyOutcome = { status: 502, bytesIn: 0, bytesOut: 0, workUnits: 0 };
+  if (smallBody !== null) {
+    // Read once per request: the gateway sends a request again through another host after a 421
+    // (fleet-router.ts), calling this again with a body already read.
+    let held = heldBodies.get(request);
+    if (!held) {
+      held = readSmallBody(request, smallBody);
+      heldBodies.set(request, held);
+    }
+    return held.then((body) => {
+      outcome.bytesIn = body.length;
+      return exchange(request, response, target, method, head, outcome, mayRetry, body);
+    });
+  }
+  return exchange(request, response, target, method, head, outcome, mayRetry, null);
+}
 
+/**
+ * Sends the request on a connection of the pool and forwards the answer. `body`, when given, is the whole
+ * body, read already; otherwise a body streams from the client as it comes.
+ */
+function exchange(
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  target: { pool: TenantPool },
+  method: string,
+  head: string,
+  outcome: ProxyOutcome,
+  mayRetry: boolean,
+  body: Buffer | null,
+): Promise<ProxyOutcome> {
+  const withBody = body === null && hasBody(request);
+  const chunked = withBody && request.headers['content-length'] === undefined;
   return new Promise((resolve, reject) => {
     const attempt = (connection: TenantConnection, retry: boolean) => {
       if (response.destroyed) {
@@ -191,8 +265,11 @@ export function proxyToTenant(
         },
         failed(error, answered) {
           settle();
-          // A kept-alive connection the tenant closed as this request went out: nothing was answered, and a
-          // request without a body that may be repeated goes again, once, on a new connection.
+          // A kept-alive connection the tenant closed as this request went out (it stopped, or moved with a
+          // drain): nothing was answered, and a request that may be repeated — a GET, a DELETE, or a small
+          // PUT held whole — goes again, once, on a new connection. A tenant that closes a kept-alive
+          // connection never read what came after, so the first never ran; one that died while working on it
+          // would have a repeated PUT or DELETE set the same document again, as any HTTP client's retry does.
           if (!answered && mayRetry && connection.reused && !retry && !response.destroyed) {
             target.pool.acquire((fresh) => attempt(fresh, true), notConnected, true);
             return;
@@ -202,6 +279,7 @@ export function proxyToTenant(
           reject(answered || response.destroyed ? error : new TenantUnreachable(error));
         },
       });
+      if (body !== null) connection.write(body);
       if (withBody) {
         stopWatchingDrain = connection.onDrain(resumeBody);
         request.on('data', onData);
