@@ -11,12 +11,16 @@ import { type FleetStack, type FleetStackOptions, startFleetStack } from './flee
 import { type Client, type Connection, gatewayClients } from './gateway-clients.js';
 import type { GatewayProcess } from './gateway-process.js';
 
-/** Short, so that a failover takes seconds; long enough for a loaded machine to renew (every TTL/3). */
-export const CHAOS_TTL_MS = 2_000;
+/**
+ * Short, so that a failover takes seconds; long enough for a loaded machine to renew (every TTL/3): at 2 s,
+ * with another suite beside it, a renewal could miss its TTL, every lease lapsed and was reclaimed, and a
+ * drain or a move under test waited behind that.
+ */
+export const CHAOS_TTL_MS = 5_000;
 const CHAOS_GRACE_MS = 500;
 const CHAOS_REAPER_INTERVAL_MS = 250;
-/** Every wait is for an event, bounded far above what it takes on a quiet machine. */
-export const GIVE_UP_MS = 90_000;
+/** Every wait is for an event, bounded far above what it takes on a quiet machine (or a loaded one). */
+export const GIVE_UP_MS = 180_000;
 
 export interface ChaosFleet {
   postgres: PostgresServer;
@@ -56,6 +60,10 @@ export async function startChaosFleet(
         ROOKERY_MIRROR_MODE: 'sync',
         ROOKERY_REAPER_GRACE_MS: String(CHAOS_GRACE_MS),
         ROOKERY_REAPER_INTERVAL_MS: String(CHAOS_REAPER_INTERVAL_MS),
+        // A tenant restored on its new owner may take more than the default 2 s to start on a loaded
+        // machine, and a wake past the deadline answers 503 TenantStarting: these tests are about routing,
+        // failover and moves, so a wake waits for the start (the gateways' relay timeout is 60 s too).
+        ROOKERY_START_DEADLINE_MS: '60000',
       },
     });
     const started = fleet;
