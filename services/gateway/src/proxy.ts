@@ -170,7 +170,7 @@ export function proxyToTenant(
   const outcome: ProxyOutcome = { status: 502, bytesIn: 0, bytesOut: 0, workUnits: 0 };
   if (smallBody !== null) {
     // Read once per request: the gateway sends a request again through another host after a 421
-    // (fleet-router.ts), calling this again with a body already read.
+    // (forward() in gateway.ts), calling this again with a body already read.
     let held = heldBodies.get(request);
     if (!held) {
       held = readSmallBody(request, smallBody);
