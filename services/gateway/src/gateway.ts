@@ -34,6 +34,7 @@ import { PrincipalDirectory, type Resolved } from './principals.js';
 import { type ProxyOutcome, proxyToTenant, TenantUnreachable } from './proxy.js';
 import { RateLimiter } from './rate-limiter.js';
 import { gatewayError, sendProblem, unexpectedFailure } from './refusal.js';
+import { readBody } from './request-body.js';
 import { classifyTenantRoute, isControlPath, type TenantRoute } from './route-access.js';
 import { applyServerTimeouts, DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from './server-timeouts.js';
 import { TenantPools } from './tenant-pool.js';
@@ -431,16 +432,10 @@ function quotaHeaders(tenant: Tenant, route: TenantRoute): string[] {
 }
 
 async function readJson(request: http.IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_GATEWAY_BODY_BYTES)
-      throw gatewayError('PayloadTooLarge', 'This request takes a small JSON body.');
-    chunks.push(chunk);
-  }
+  const body = await readBody(request, MAX_GATEWAY_BODY_BYTES);
+  if (body === null) throw gatewayError('PayloadTooLarge', 'This request takes a small JSON body.');
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return JSON.parse(body.toString('utf8'));
   } catch {
     throw gatewayError('InvalidJson', 'The body is not valid JSON.');
   }

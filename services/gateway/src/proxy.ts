@@ -13,6 +13,7 @@
 // streamed when the request has one.
 import type http from 'node:http';
 import { INTERNAL_HEADER_PREFIX, WORK_UNITS_HEADER } from '@rookery/protocol';
+import { readBody } from './request-body.js';
 import type { TenantConnection, TenantPool } from './tenant-pool.js';
 
 /** Headers that describe one hop, not the message (RFC 9110 §7.6.1), plus ones the gateway sets itself. */
@@ -85,30 +86,6 @@ function replayableLength(request: http.IncomingMessage, method: string): number
 /** Small bodies read whole, by request. */
 const heldBodies = new WeakMap<http.IncomingMessage, Promise<Buffer>>();
 
-/** Reads a small body whole (its length checked by replayableLength); rejects if the client goes first. */
-function readSmallBody(request: http.IncomingMessage, length: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let read = 0;
-    const done = (error: Error | null) => {
-      request.off('data', onData);
-      request.off('end', onEnd);
-      request.off('close', onClose);
-      if (error) reject(error);
-      else resolve(Buffer.concat(chunks, read));
-    };
-    const onData = (chunk: Buffer) => {
-      read += chunk.length;
-      chunks.push(chunk);
-    };
-    const onEnd = () => done(read === length ? null : new Error('the body ended before its Content-Length'));
-    const onClose = () => done(new Error('the client left before its request was sent'));
-    request.on('data', onData);
-    request.once('end', onEnd);
-    request.once('close', onClose);
-  });
-}
-
 /** A request has a body when it says so (RFC 9112 §6.3); GETs, most of the traffic, stream nothing. */
 function hasBody(request: http.IncomingMessage): boolean {
   const length = request.headers['content-length'];
@@ -173,7 +150,10 @@ export function proxyToTenant(
     // (forward() in gateway.ts), calling this again with a body already read.
     let held = heldBodies.get(request);
     if (!held) {
-      held = readSmallBody(request, smallBody);
+      held = readBody(request, smallBody).then((body) => {
+        if (body?.length !== smallBody) throw new Error('the body did not match its Content-Length');
+        return body;
+      });
       heldBodies.set(request, held);
     }
     return held.then((body) => {
