@@ -130,6 +130,30 @@ describe('formatRql', () => {
     expect(() => formatRql(query)).toThrow(RangeError);
   });
 
+  it('prints a keyword-named field inside call arguments bare, where a quote would make it a string', () => {
+    // Found by the mutated-queries property (seed -989266166): `and` inside a call is a field,
+    // but printed as 'and' it read back as a string argument.
+    const text = 'from X order by count(count(count(), and, _, null), not, in.between)';
+    const once = canonical(text);
+    expect(once).toBe("from X\norder by count(count(count(), and, _, null), not, in.'between')");
+    expect(stripPositions(parseRql(once))).toEqual(stripPositions(parseRql(text)));
+  });
+
+  it('refuses to print a field inside call arguments whose first name would not read back as a field', () => {
+    for (const name of ['First Name', 'where', 'true', 'null']) {
+      const query: Unpositioned<RqlQuery> = {
+        kind: 'query',
+        from: { kind: 'collection', name: 'X' },
+        select: {
+          kind: 'selectFields',
+          distinct: false,
+          projections: [{ kind: 'projection', expression: call('f', field(name)) }],
+        },
+      };
+      expect(() => formatRql(query), name).toThrow(RangeError);
+    }
+  });
+
   it('is a fixed point on realistic queries', () => {
     const queries = [
       "from Orders where ShipTo.Country = 'France' and Freight between 10 and 100 order by Freight as double desc limit 10",

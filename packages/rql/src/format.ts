@@ -25,7 +25,7 @@ import type {
   Unpositioned,
   Value,
 } from './ast.js';
-import { canPrintBare, isParameterName } from './identifiers.js';
+import { canPrintBare, canPrintBareArgumentField, isParameterName } from './identifiers.js';
 
 type U<T> = Unpositioned<T>;
 
@@ -209,9 +209,28 @@ function formatPoint(point: U<SpatialPoint>): string {
 
 /** `Lines[].Product`, `@metadata.'@collection'`. */
 export function formatField(path: U<FieldPath>): string {
+  return formatSegments(path, (first) => formatName(first, true));
+}
+
+/** The path's names joined by `.`; the first printed by `formatFirst`, the rest bare or quoted. */
+function formatSegments(path: U<FieldPath>, formatFirst: (name: string) => string): string {
   return path.segments
-    .map((segment, index) => formatName(segment.name, index === 0) + (segment.array ? '[]' : ''))
+    .map(
+      (segment, index) =>
+        (index === 0 ? formatFirst(segment.name) : formatName(segment.name)) + (segment.array ? '[]' : ''),
+    )
     .join('.');
+}
+
+/**
+ * A field inside call arguments. Its first name must print bare even when it is a
+ * keyword (`count(and)`): quoted, it would read back as a string argument.
+ */
+function formatArgumentField(path: U<FieldPath>): string {
+  return formatSegments(path, (first) => {
+    if (canPrintBareArgumentField(first)) return first;
+    throw new RangeError(`cannot print field ${JSON.stringify(first)} inside call arguments`);
+  });
 }
 
 function formatPathOrCall(item: U<FieldPath> | U<FunctionCall>): string {
@@ -223,7 +242,7 @@ function formatCall(call: U<FunctionCall>): string {
 }
 
 function formatArgument(argument: U<CallArgument>): string {
-  if (argument.kind === 'field') return formatField(argument);
+  if (argument.kind === 'field') return formatArgumentField(argument);
   if (argument.kind === 'call') return formatCall(argument);
   return formatValue(argument);
 }

@@ -111,6 +111,19 @@ export function canPrintBare(name: string, allowAt: boolean): boolean {
   return allowAt || !name.startsWith('@');
 }
 
+/**
+ * True when `name` can be the bare first name of a field inside call arguments
+ * (`count(and)`). There a quoted name reads as a string value and `true`, `false`,
+ * `null` as literals, so this is the only spelling that reads back as a field; the
+ * parser refuses clause keywords there as everywhere.
+ */
+export function canPrintBareArgumentField(name: string): boolean {
+  if (!BARE_NAME.test(name) || isClauseKeyword(name)) return false;
+  return !ARGUMENT_LITERALS.has(name.toLowerCase());
+}
+
+const ARGUMENT_LITERALS: ReadonlySet<string> = new Set(['true', 'false', 'null']);
+
 /** True when `name` can follow `$` in a parameter reference. */
 export function isParameterName(name: string): boolean {
   return BARE_PARAMETER.test(name);
