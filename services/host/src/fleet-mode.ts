@@ -85,7 +85,11 @@ export class FleetMode {
       if (lease.acquired) this.stopDisowned(supervisor, lease.epoch, lease.reclaimed);
     });
     keeper.on('lapsed', pass);
-    keeper.on('superseded', pass);
+    keeper.on('superseded', () => {
+      pass();
+      // Another process holds this host id now and may be given these tenants: none of them is ours.
+      this.stopAll(supervisor, 'another registration of this host id holds its lease');
+    });
     this.keeper = keeper;
     const lease = await keeper.start();
     this.logger.info({ hostId: this.hostId, epoch: lease.epoch, address }, 'holding the host lease');
@@ -119,20 +123,34 @@ export class FleetMode {
     reclaimed: { tenantId: string; epoch: number }[],
   ): void {
     const back = new Map(reclaimed.map((p) => [p.tenantId, p.epoch]));
-    void supervisor
-      .stopDisowned((tenantId, servingEpoch) => {
+    this.stopWhere(
+      supervisor,
+      (tenantId, servingEpoch) => {
         const epoch = back.get(tenantId);
         // A reclaim raises the placement epoch by one in the statement that takes the tenant back.
         if (epoch !== undefined && servingEpoch === epoch - 1) return epoch;
         const confirmed = this.ownership.confirmedUnder(tenantId, hostEpoch);
         return confirmed !== undefined && confirmed === servingEpoch ? confirmed : null;
-      })
+      },
+      `stopped the tenants placed elsewhere while this host held no lease (host epoch ${hostEpoch})`,
+    );
+  }
+
+  /** Stops every running tenant: this host owns none of them any more. */
+  private stopAll(supervisor: TenantSupervisor, why: string): void {
+    this.stopWhere(supervisor, () => null, `stopped every tenant: ${why}`);
+  }
+
+  /** Stops the tenants `owns` answers null for (supervisor.stopDisowned), logging which. */
+  private stopWhere(
+    supervisor: TenantSupervisor,
+    owns: (tenantId: string, servingEpoch: number | null) => number | null,
+    what: string,
+  ): void {
+    void supervisor
+      .stopDisowned(owns)
       .then((stopped) => {
-        if (stopped.length > 0)
-          this.logger.warn(
-            { hostEpoch, stopped },
-            'stopped the tenants placed elsewhere while this host held no lease',
-          );
+        if (stopped.length > 0) this.logger.warn({ stopped }, what);
       })
       .catch((error: unknown) => this.logger.error({ err: error }, 'stopping disowned tenants failed'));
   }
