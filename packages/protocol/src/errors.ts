@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RAVEN_ERROR_KEYS, ravenErrorFields } from './ravendb.js';
 
 /**
  * Every error Rookery returns has one of these stable codes. Clients branch on
@@ -228,13 +229,18 @@ export class RookeryError extends Error {
       detail: this.message,
       code: this.code,
       ...this.details,
+      // What RavenDB's official clients read (ravendb.ts), last so that their `Type` wins over `type`.
+      ...ravenErrorFields(this.code, this.status, this.message),
     };
   }
 
   /** Rebuilds an error from a problem body (used by clients and the gateway). */
   static fromProblem(problem: Problem): RookeryError {
-    const { type: _t, title: _ti, status: _s, detail, code, ...details } = problem;
+    const { type: _t, title: _ti, status: _s, detail, code, ...rest } = problem;
     const known = (code in ErrorCodes ? code : 'InternalError') as ErrorCode;
+    const details = Object.fromEntries(
+      Object.entries(rest).filter(([key]) => !(RAVEN_ERROR_KEYS as readonly string[]).includes(key)),
+    );
     return new RookeryError(known, detail, details);
   }
 }

@@ -15,5 +15,6 @@ export * from './lease.js';
 export * from './lifecycle.js';
 export * from './live.js';
 export * from './queries.js';
+export * from './ravendb.js';
 export * from './relay.js';
 export * from './tenant-id.js';

@@ -25,6 +25,7 @@ import { documentRoutes } from './routes/documents.js';
 import { indexRoutes } from './routes/indexes.js';
 import { lifecycleRoutes } from './routes/lifecycle.js';
 import { queryRoutes } from './routes/queries.js';
+import { ravenRoutes } from './routes/ravendb/index.js';
 import { statsRoutes } from './routes/stats.js';
 import { subscriptionConnectRoute, subscriptionRoutes } from './routes/subscriptions.js';
 import { SubscriptionRegistry } from './subscriptions/registry.js';
@@ -249,6 +250,7 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
   queryRoutes(app, context);
   indexRoutes(app, context);
   lifecycleRoutes(app, context);
+  ravenRoutes(app, context);
   const subscriptions = new SubscriptionRegistry();
   subscriptionRoutes(app, context, subscriptions);
   const live: LiveGauges = { changesConnections: 0, streams: 0, streamBytes: 0 };

@@ -1,4 +1,4 @@
-import { BatchRequestSchema, type BatchResponse } from '@rookery/protocol';
+import { BatchRequestSchema, isRavenClient, toRavenCommandResult } from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
 import { storageQuotaExceeded, storageQuotaOf } from '../http/storage-quota.js';
 import { databaseOf, parseWith, type RouteContext } from './context.js';
@@ -9,7 +9,7 @@ import { databaseOf, parseWith, type RouteContext } from './context.js';
  * gets under it again); anything else is refused whole with 507.
  */
 export function batchRoutes(app: FastifyInstance, context: RouteContext): void {
-  app.post('/databases/:db/bulk_docs', async (request, reply): Promise<BatchResponse> => {
+  app.post('/databases/:db/bulk_docs', async (request, reply) => {
     const db = databaseOf(context, request);
     const { Commands } = parseWith(BatchRequestSchema, request.body, 'batch');
     const quota = storageQuotaOf(request.headers);
@@ -23,6 +23,7 @@ export function batchRoutes(app: FastifyInstance, context: RouteContext): void {
     }
     const results = await db.batch(Commands);
     reply.code(201);
-    return { Results: results };
+    // RavenDB's clients read a PUT's result as the stored document's metadata (protocol's ravendb.ts).
+    return { Results: isRavenClient(request.headers) ? results.map(toRavenCommandResult) : results };
   });
 }

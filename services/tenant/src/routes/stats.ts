@@ -1,14 +1,24 @@
-import { HiLoRequestSchema, IsoDateSchema } from '@rookery/protocol';
+import { HiLoRequestSchema, isRavenClient, RavenDateSchema } from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import { entityTag, ifNoneMatch } from '../http/etag.js';
 import { databaseOf, parseWith, type RouteContext } from './context.js';
+import { ravenIndexesOf } from './ravendb/statistics.js';
 
-const HiLoQuerySchema = HiLoRequestSchema.extend({ lastRangeAt: IsoDateSchema.optional() });
+// `lastRangeAt` is the `LastRangeAt` of the caller's previous range: RavenDB's clients send it without a zone
+// (`0001-02-01T00:00:00.0000000` before their first range) and empty when they have none.
+const HiLoQuerySchema = HiLoRequestSchema.extend({
+  lastRangeAt: z.union([z.literal('').transform(() => undefined), RavenDateSchema]).optional(),
+});
 
 /** `GET /databases/{db}/stats` and `GET /databases/{db}/hilo/next`. */
 export function statsRoutes(app: FastifyInstance, context: RouteContext): void {
-  app.get('/databases/:db/stats', (request, reply) => {
+  app.get('/databases/:db/stats', async (request, reply) => {
     const db = databaseOf(context, request);
+    // RavenDB's clients wait for indexes by reading their staleness here: for them (only, as reading it
+    // starts the database's indexing), the answer lists the indexes too.
+    if (isRavenClient(request.headers))
+      return reply.send({ ...db.stats(), Indexes: await ravenIndexesOf(context, db.name) });
     const tag = entityTag([db.databaseId, db.lastEtag]);
     reply.header('etag', tag);
     if (ifNoneMatch(request.headers['if-none-match'], tag)) return reply.code(304).send();
@@ -18,15 +28,11 @@ export function statsRoutes(app: FastifyInstance, context: RouteContext): void {
   app.get('/databases/:db/hilo/next', async (request, reply) => {
     const db = databaseOf(context, request);
     const query = parseWith(HiLoQuerySchema, request.query, 'query string');
-    const range = await db.nextHiLo(
-      query.tag,
-      query.lastBatchSize,
-      query.lastRangeAt === undefined ? undefined : Date.parse(query.lastRangeAt),
-    );
+    const range = await db.nextHiLo(query.tag, query.lastBatchSize, query.lastRangeAt);
     // Every call hands out a new range: never cache it.
     reply
       .header('cache-control', 'no-store')
       .header('etag', entityTag([range.Prefix, range.Low, range.High]));
-    return range;
+    return { ...range, LastRangeAt: new Date().toISOString() };
   });
 }
