@@ -7,6 +7,7 @@ import { compareTerms, NULL_TERM, type TermValue } from './field-values.js';
 import { FieldRegistry, searchFieldsOf } from './index-file.js';
 import { createMapper, type IndexEntry, type Mapper } from './mapper.js';
 import { resolveSandboxLimits, SandboxError, type SandboxLimits } from './sandbox/index.js';
+import { SuggestStore } from './suggest-store.js';
 import type { SortedTerms } from './term-buffer.js';
 
 const MAX_STORED_ERRORS = 500;
@@ -57,6 +58,8 @@ export class IndexWriter {
   private readonly searchColumns: number;
   /** Reduce time a batch of several documents may take (JavaScript reduces only), in ms. */
   private readonly reduceBudgetMs: number | null;
+  /** The suggestion structure of the fields with `Suggestions: true`, kept with the terms (suggest-store.ts). */
+  private readonly suggest: SuggestStore | null;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -65,6 +68,8 @@ export class IndexWriter {
   ) {
     this.definition = definition;
     this.fields = new FieldRegistry(db, true);
+    // Built here, on open, for a file made before the structure existed.
+    this.suggest = SuggestStore.open(db, definition, this.fields);
     this.reduceRows = new EntryRowsBuilder(definition);
     const searchFields = searchFieldsOf(definition);
     this.searchColumns = searchFields.length;
@@ -159,6 +164,7 @@ export class IndexWriter {
       this.insertTerms.discard();
       this.addCounts.discard();
       this.reduceRows.reset();
+      this.suggest?.discard();
       // A reduce that hit a sandbox limit leaves its isolate unusable: the next batch starts a fresh one.
       if (!(error instanceof ReduceBudgetExceeded)) {
         this.reducer?.dispose();
@@ -208,6 +214,7 @@ export class IndexWriter {
       this.s.deleteEntry.run(entry);
     }
     this.entryDelta -= entries.length;
+    this.suggest?.removeEntries(entries);
     doomed.sort((a, b) => a.field - b.field || compareTerms(a.value, b.value) || a.entry - b.entry);
     for (const t of doomed) {
       this.s.deleteTerm.run(t.field, t.value, t.entry);
@@ -232,6 +239,7 @@ export class IndexWriter {
       }
       if (any) this.s.insertFts.run(first + i, ...texts);
     }
+    this.suggest?.addEntries(first, rows, columns);
     for (const p of rows.points)
       this.s.insertSpatial.run(first + p.entry, this.fields.ensure(p.field), p.lat, p.lng);
     // Fields in id order, so the rows of the whole batch reach the terms B-tree in key order.
@@ -270,6 +278,7 @@ export class IndexWriter {
   private countDelta(field: number, value: TermValue, delta: number): void {
     // The null term is the only blob; rows read back from SQLite carry their own copy of it.
     const key = Buffer.isBuffer(value) ? NULL_TERM : value;
+    this.suggest?.termDelta(field, key, delta);
     let values = this.deltas.get(field);
     if (!values) {
       values = new Map();
@@ -294,6 +303,7 @@ export class IndexWriter {
     }
     this.addCounts.flush();
     for (const { field, value } of lowered) this.s.dropEmptyCount.run(field, value);
+    this.suggest?.flush();
     this.deltas.clear();
     if (this.entryDelta !== 0) {
       this.s.setMeta.run(Number(this.s.getMeta.get('entries')?.value ?? 0) + this.entryDelta, 'entries');

@@ -11,7 +11,6 @@ import {
   readDefinition,
   searchFieldsOf,
 } from '../indexing/index-file.js';
-import { candidatePrefixes, rankSuggestions } from '../indexing/suggest.js';
 import { EntrySet } from './entry-set.js';
 import type { FieldOrder } from './field-order.js';
 import { MatchSets } from './match-sets.js';
@@ -26,6 +25,7 @@ import {
   searchMatch,
   termRange,
 } from './sql-predicate.js';
+import { SuggestionReader } from './suggestions.js';
 
 export interface PageEntry {
   entry: number;
@@ -108,6 +108,7 @@ export class IndexReader implements FieldLookup {
   private readonly inode: number;
   private readonly sets: MatchSets;
   private readonly setPolicy: NonNullable<IndexReaderOptions['matchSets']>;
+  private readonly suggestions: SuggestionReader;
 
   constructor(
     readonly file: string,
@@ -124,6 +125,7 @@ export class IndexReader implements FieldLookup {
     this.exactFields = exactFieldsOf(this.definition);
     this.sets = new MatchSets(this.db, this, options.matchSetBytes ?? DEFAULT_MATCH_SET_BYTES);
     this.setPolicy = options.matchSets ?? 'auto';
+    this.suggestions = new SuggestionReader(this.db, this.definition, this);
   }
 
   /** False once the index was deleted or replaced: the caller opens the new file. */
@@ -252,33 +254,9 @@ export class IndexReader implements FieldLookup {
     });
   }
 
-  /** "Did you mean": indexed terms close to `term`, best first. */
+  /** "Did you mean": indexed terms close to `term`, best first (suggestions.ts). */
   suggest(fieldName: string, term: string, max: number): string[] {
-    const wanted = term.toLowerCase();
-    const column = this.searchColumn(fieldName);
-    const candidates: { term: string; docs: number }[] = [];
-    for (const prefix of candidatePrefixes(wanted)) {
-      const upper = `${prefix}\u{10FFFF}`;
-      if (column) {
-        candidates.push(
-          ...this.all<{ term: string; docs: number }>(
-            'SELECT term, doc AS docs FROM fts_vocab WHERE col = ? AND term >= ? AND term < ?',
-            [column, prefix, upper],
-          ),
-        );
-      } else {
-        const field = this.fieldId(fieldName);
-        if (field === undefined) return [];
-        candidates.push(
-          ...this.all<{ term: string; docs: number }>(
-            'SELECT value AS term, count AS docs FROM term_counts WHERE field = ? AND value >= ? AND value < ?',
-            [field, prefix, upper],
-          ),
-        );
-      }
-    }
-    const unique = new Map(candidates.map((c) => [c.term, c]));
-    return rankSuggestions(wanted, unique.values(), { max }).map((s) => s.term);
+    return this.suggestions.suggest(fieldName, term, max);
   }
 
   close(): void {

@@ -1,0 +1,235 @@
+import path from 'node:path';
+import type { IndexDefinition } from '@rookery/protocol';
+import { makeTempDir } from '@rookery/testkit';
+import BetterSqlite3 from 'better-sqlite3';
+import fc from 'fast-check';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Database } from '../database.js';
+import { IndexReader } from '../query/index-reader.js';
+import { DatabaseIndexer } from './database-indexer.js';
+import { INDEXES_DIRECTORY, indexFileName } from './index-file.js';
+import { candidatePrefixes, rankSuggestions } from './suggest.js';
+import { SUGGEST_META_KEY } from './suggest-store.js';
+import { deletionVariants } from './suggest-variants.js';
+
+let tmp: ReturnType<typeof makeTempDir>;
+let db: Database;
+
+beforeEach(() => {
+  tmp = makeTempDir();
+  db = Database.create(tmp.dir, 'words');
+});
+afterEach(async () => {
+  await db.close();
+  tmp.cleanup();
+});
+
+/** A full-text field and a term field with suggestions, and a term field without (which scans, as before). */
+const INDEX: IndexDefinition = {
+  Name: 'Words/Suggest',
+  Maps: [{ Collection: 'Words', Fields: { Text: 'Text', Tags: 'Tags', Plain: 'Plain' } }],
+  Fields: { Text: { Indexing: 'Search', Suggestions: true }, Tags: { Suggestions: true } },
+};
+
+const fileOf = (definition: IndexDefinition) =>
+  path.join(tmp.dir, INDEXES_DIRECTORY, indexFileName(definition.Name));
+
+interface WordDoc {
+  Text: string[];
+  Tags: string[];
+}
+
+/**
+ * The rule suggestions follow, on the documents themselves: every term of
+ * the field (entries holding it = documents here, a map index) that starts
+ * with a candidate prefix, ranked by rankSuggestions.
+ */
+function expected(docs: ReadonlyMap<number, WordDoc>, field: keyof WordDoc, term: string, max: number) {
+  const counts = vocabularyOf(docs, field);
+  const wanted = term.toLowerCase();
+  const prefixes = candidatePrefixes(wanted);
+  const candidates = [...counts]
+    .filter(([word]) => prefixes.some((p) => word.startsWith(p)))
+    .map(([word, n]) => ({ term: word, docs: n }));
+  return rankSuggestions(wanted, candidates, { max }).map((s) => s.term);
+}
+
+function vocabularyOf(docs: ReadonlyMap<number, WordDoc>, field: keyof WordDoc): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const doc of docs.values())
+    for (const word of new Set(doc[field].map((w) => w.toLowerCase())))
+      counts.set(word, (counts.get(word) ?? 0) + 1);
+  return counts;
+}
+
+/** The structure's vocabulary of a field, as stored. */
+function storedVocabulary(file: string, field: string): Map<string, number> {
+  const raw = new BetterSqlite3(file, { readonly: true });
+  try {
+    const rows = raw
+      .prepare(
+        `SELECT v.term AS term, v.docs AS docs FROM suggest_vocab v JOIN fields f ON f.id = v.field
+         WHERE f.name = ?`,
+      )
+      .all(field) as { term: string; docs: number }[];
+    return new Map(rows.map((r) => [r.term, r.docs]));
+  } finally {
+    raw.close();
+  }
+}
+
+const put = (id: number, doc: WordDoc) => ({
+  Type: 'PUT' as const,
+  Id: `words/${id}`,
+  Document: {
+    Text: doc.Text.join(' '),
+    Tags: doc.Tags,
+    Plain: doc.Tags,
+    '@metadata': { '@collection': 'Words' },
+  },
+});
+
+describe('the suggestion structure', () => {
+  // Words over a small alphabet, so misspellings land near many terms; capitals check the lower-casing.
+  const word = fc.stringMatching(/^[a-eA][a-e]{0,8}$/);
+  const wordDoc = fc.record({
+    Text: fc.array(word, { minLength: 0, maxLength: 4 }),
+    Tags: fc.array(word, { minLength: 0, maxLength: 3 }),
+  });
+  const edit = fc.record({
+    kind: fc.constantFrom('insert', 'delete', 'substitute', 'transpose'),
+    at: fc.nat(),
+    char: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'x'),
+  });
+  const misspell = (source: string, edits: readonly { kind: string; at: number; char: string }[]) => {
+    let chars = Array.from(source);
+    for (const e of edits) {
+      const at = chars.length === 0 ? 0 : e.at % (chars.length + (e.kind === 'insert' ? 1 : 0));
+      if (e.kind === 'insert') chars.splice(at, 0, e.char);
+      else if (chars.length === 0) continue;
+      else if (e.kind === 'delete') chars.splice(at, 1);
+      else if (e.kind === 'substitute') chars[at] = e.char;
+      else if (at + 1 < chars.length)
+        chars = [...chars.slice(0, at), chars[at + 1]!, chars[at]!, ...chars.slice(at + 2)];
+    }
+    return chars.join('');
+  };
+
+  it('answers as the rule does over random vocabularies, misspellings, updates and deletes (property)', async () => {
+    let run = 0;
+    const live = new Set<number>(); // ids stored by earlier runs
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(wordDoc, { minLength: 1, maxLength: 25 }),
+        fc.array(fc.record({ id: fc.nat(30), doc: fc.option(wordDoc, { nil: null }) }), { maxLength: 15 }),
+        fc.array(
+          fc.record({
+            pick: fc.nat(),
+            edits: fc.array(edit, { maxLength: 3 }),
+            max: fc.integer({ min: 1, max: 6 }),
+          }),
+          { minLength: 1, maxLength: 12 },
+        ),
+        async (initial, changes, queries) => {
+          run += 1;
+          const definition = { ...INDEX, Name: `Words/Suggest${run}` };
+          const indexer = new DatabaseIndexer(tmp.dir, { batchSize: 7 });
+          const reader = () => new IndexReader(fileOf(definition));
+          const docs = new Map<number, WordDoc>();
+          try {
+            // The documents are a fresh set per run: those of earlier runs are deleted first.
+            if (live.size > 0)
+              await db.batch([...live].map((id) => ({ Type: 'DELETE' as const, Id: `words/${id}` })));
+            live.clear();
+            await db.batch(initial.map((doc, i) => put(i, doc)));
+            for (const [i, doc] of initial.entries()) docs.set(i, doc);
+            indexer.put(definition);
+            indexer.runUntilIdle();
+            // Then updates and deletes, indexed incrementally.
+            for (const { id, doc } of changes) {
+              if (doc) {
+                await db.batch([put(id, doc)]);
+                docs.set(id, doc);
+              } else if (docs.has(id)) {
+                await db.batch([{ Type: 'DELETE', Id: `words/${id}` }]);
+                docs.delete(id);
+              }
+            }
+            indexer.runUntilIdle();
+            for (const id of docs.keys()) live.add(id);
+
+            expect(storedVocabulary(fileOf(definition), 'Text')).toEqual(vocabularyOf(docs, 'Text'));
+            expect(storedVocabulary(fileOf(definition), 'Tags')).toEqual(vocabularyOf(docs, 'Tags'));
+            const r = reader();
+            try {
+              const words = [...new Set([...docs.values()].flatMap((d) => [...d.Text, ...d.Tags]))];
+              for (const q of queries) {
+                const typo = misspell(words[q.pick % Math.max(1, words.length)] ?? 'abcde', q.edits);
+                for (const field of ['Text', 'Tags'] as const)
+                  expect(r.suggest(field, typo, q.max), `${field} ${typo}`).toEqual(
+                    expected(docs, field, typo, q.max),
+                  );
+                // A field without suggestions scans as before, with the same rule.
+                expect(r.suggest('Plain', typo, q.max)).toEqual(expected(docs, 'Tags', typo, q.max));
+              }
+            } finally {
+              r.close();
+            }
+          } finally {
+            indexer.close();
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+
+  it('is built when the indexer opens a file made before it, and answers the same', async () => {
+    const docs = new Map<number, WordDoc>([
+      [1, { Text: ['jquery', 'json', 'Logging'], Tags: ['jquery', 'ui'] }],
+      [2, { Text: ['jquery', 'jqgrid'], Tags: ['grid'] }],
+      [3, { Text: ['logger', 'london'], Tags: ['logging'] }],
+    ]);
+    await db.batch([...docs].map(([id, doc]) => put(id, doc)));
+    let indexer = new DatabaseIndexer(tmp.dir);
+    indexer.put(INDEX);
+    indexer.runUntilIdle();
+    indexer.close();
+    // As a file written before the structure existed: no tables, no meta key.
+    const raw = new BetterSqlite3(fileOf(INDEX));
+    raw.exec(
+      `DROP TABLE suggest_vocab; DROP TABLE suggest_variants; DROP TABLE suggest_tokens;
+       DELETE FROM meta WHERE key = '${SUGGEST_META_KEY}';`,
+    );
+    raw.close();
+
+    const typos = ['jquryt', 'jqeury', 'loggign', 'lndon', 'jsn', 'gird', 'qjuery'];
+    const answers = (r: IndexReader) => typos.map((t) => [r.suggest('Text', t, 3), r.suggest('Tags', t, 3)]);
+    const want = typos.map((t) => [expected(docs, 'Text', t, 3), expected(docs, 'Tags', t, 3)]);
+    const before = new IndexReader(fileOf(INDEX));
+    expect(answers(before)).toEqual(want); // read by scanning, as before
+    indexer = new DatabaseIndexer(tmp.dir); // opening the index builds it
+    try {
+      expect(storedVocabulary(fileOf(INDEX), 'Text')).toEqual(vocabularyOf(docs, 'Text'));
+      expect(answers(before)).toEqual(want); // the same reader, now on the structure
+      await db.batch([{ Type: 'DELETE', Id: 'words/2' }]);
+      docs.delete(2);
+      indexer.runUntilIdle();
+      expect(storedVocabulary(fileOf(INDEX), 'Text')).toEqual(vocabularyOf(docs, 'Text'));
+      expect(before.suggest('Text', 'jqgrd', 3)).toEqual([]);
+    } finally {
+      before.close();
+      indexer.close();
+    }
+  });
+});
+
+describe('deletionVariants', () => {
+  it('deletes up to the given number of characters from the first seven', () => {
+    expect(deletionVariants('abc', 1).sort()).toEqual(['ab', 'abc', 'ac', 'bc']);
+    expect(deletionVariants('aab', 1).sort()).toEqual(['aa', 'aab', 'ab']);
+    expect(deletionVariants('abcdefghij', 0)).toEqual(['abcdefg']);
+    expect(deletionVariants('abcdefghij', 2)).toHaveLength(1 + 7 + 21);
+    expect(deletionVariants('😀ab', 1).sort()).toEqual(['ab', '😀a', '😀ab', '😀b'].sort());
+  });
+});
