@@ -3,6 +3,8 @@ import type { ChildProcess, IOType } from 'node:child_process';
 
 export function hostId(n: number): string;
 export function fleetHostsOption(args: readonly string[]): number | null;
+/** SIGTERM (SIGCONT first) and the exit; nothing if it has exited already. */
+export function stopProcess(child: ChildProcess): Promise<void>;
 
 export interface LocalFleetHost {
   id: string;

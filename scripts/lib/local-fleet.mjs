@@ -60,7 +60,7 @@ export async function startLocalFleet({
   let stopping = null;
   async function stop() {
     stopping ??= (async () => {
-      for (const { child } of [...started.gateways, ...started.hosts]) await end(child);
+      for (const { child } of [...started.gateways, ...started.hosts]) await stopProcess(child);
       await store?.close();
       await postgres.stop();
     })();
@@ -144,7 +144,7 @@ export async function startLocalFleet({
 }
 
 /** SIGTERM (SIGCONT first, should it be paused) and the exit; nothing if it has exited already. */
-async function end(child) {
+export async function stopProcess(child) {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGCONT');

@@ -8,3 +8,12 @@ export function spawnService(
   entry: string,
   options: { env: NodeJS.ProcessEnv; stdio?: IOType | number; nodeArgs?: string[] },
 ): { child: ChildProcess; ready: Promise<unknown> };
+
+export const SERVICE_NODE_FLAGS: readonly string[];
+
+export function spawnReady(
+  name: string,
+  command: string,
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv; stdio?: IOType | number; cwd?: string },
+): { child: ChildProcess; ready: Promise<unknown> };

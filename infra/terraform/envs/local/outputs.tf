@@ -1,5 +1,5 @@
 output "nodes" {
-  description = "Per node: its role, the files to write (path → content), its unit (what systemd would run), and the files it reads secrets and instance settings from."
+  description = "Per node: its role, the files to write (path → content), its unit (what systemd would run), the files it reads secrets and instance settings from, and the secret files its secrets fetcher writes (path → name in the secret)."
   value = merge(
     {
       for id, m in module.host : id => {
@@ -9,6 +9,7 @@ output "nodes" {
         instance_env_file = m.instance_env_file
         secrets_env_file  = m.secrets_env_file
         secret_variables  = m.secret_variables
+        secret_files      = m.secret_files
         unit              = m.unit.content
       }
     },
@@ -20,6 +21,7 @@ output "nodes" {
         instance_env_file = null
         secrets_env_file  = m.secrets_env_file
         secret_variables  = m.secret_variables
+        secret_files      = m.secret_files
         unit              = m.unit.content
       }
     },
@@ -31,6 +33,7 @@ output "nodes" {
         instance_env_file = null
         secrets_env_file  = module.worker.secrets_env_file
         secret_variables  = module.worker.secret_variables
+        secret_files      = module.worker.secret_files
         unit              = module.worker.unit.content
       }
     },

@@ -54,6 +54,19 @@ locals {
     worker  = ["ROOKERY_CONTROL_DATABASE_URL", "ROOKERY_INTERNAL_TOKEN"]
   }
 
+  # The files each role reads under its data directory that must be the fleet's own, never made per node:
+  # the CA (@rookery/control-store's controlPaths(ROOKERY_DATA).certificateAuthority, pki's ca.crt and ca.key:
+  # gateways trust client certificates by it and issue their server and relay-client certificates from it,
+  # hosts their relay certificates) and the master key (controlPaths' masterKey: gateways seal TOTP secrets
+  # with it, workers derive backup keys from it). A gateway that finds none makes a CA and a master key of
+  # its own and trusts no certificate the fleet issued, so they are the `files` of the role's secret and the
+  # boot script refuses to finish without them. Names are relative to the data directory.
+  secret_files = {
+    gateway = ["control/ca/ca.crt", "control/ca/ca.key", "control/master.key"]
+    host    = ["control/ca/ca.crt", "control/ca/ca.key"]
+    worker  = ["control/master.key"]
+  }
+
   # Known only per instance: rendered into one file per host when the ids are given, else written at boot.
   instance_variables = {
     gateway = []
@@ -126,6 +139,9 @@ locals {
   # A host stops its tenants gracefully on SIGTERM; systemd must wait for that before it kills.
   stop_timeout_s = var.role == "host" ? ceil(tonumber(lookup(var.settings, "ROOKERY_SHUTDOWN_DEADLINE_MS", "12000")) / 1000) + 10 : 30
 
+  # The unit runs Node with the flags of scripts/lib/services.mjs's SERVICE_NODE_FLAGS (what `npm start` and
+  # the tests run; test/src/config-drift.test.ts compares them): isolated-vm, the index sandbox, needs
+  # --no-node-snapshot. Only hosts read an instance file (their id and address, written at boot).
   unit_name = "rookery-${var.role}.service"
   unit = templatefile("${path.module}/unit.service.tftpl", {
     role              = var.role

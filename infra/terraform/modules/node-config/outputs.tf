@@ -23,6 +23,11 @@ output "secret_variables" {
   value       = local.secret_variables[var.role]
 }
 
+output "secret_files" {
+  description = "The files the node reads from its role's secret (`files`), by where they are written (the data directory) → their name in the secret. Never rendered: the boot script writes them (and refuses to finish without them), a local fleet's harness copies them."
+  value       = { for name in local.secret_files[var.role] : "${var.data_dir}/${name}" => name }
+}
+
 output "secrets_env_file" {
   description = "Where the secret variables are read from."
   value       = var.secrets_env_file

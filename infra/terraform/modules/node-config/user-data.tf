@@ -14,6 +14,7 @@ locals {
         database_name      = var.boot.database_name
         data_dir           = var.data_dir
         user               = var.user
+        required_files     = local.secret_files[var.role]
       })
     },
     var.role != "host" ? {} : {

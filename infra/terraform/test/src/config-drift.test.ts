@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SERVICE_NODE_FLAGS } from '../../../../scripts/lib/services.mjs';
 import { loadFile, locals, repoRoot } from './hcl.js';
 
 /** The quoted ROOKERY_* names between the line matching `blockStart` and the next `end`. */
@@ -39,5 +40,20 @@ describe('node-config knows exactly the variables each service reads', async () 
 
   it('worker: services/worker/src/config.ts', () => {
     expect([...(lists.worker ?? [])].sort()).toEqual([...new Set(envNames('worker'))].sort());
+  });
+});
+
+// The systemd units run Node with the flags every service runs with under `npm start` and the tests
+// (isolated-vm, the index sandbox, needs --no-node-snapshot): one list, scripts/lib/services.mjs's.
+describe("node-config's unit runs Node as the services run", () => {
+  it('ExecStart carries SERVICE_NODE_FLAGS', () => {
+    const unit = readFileSync(
+      path.join(repoRoot, 'infra/terraform/modules/node-config/unit.service.tftpl'),
+      'utf8',
+    );
+    const execStart = unit.split('\n').find((line) => line.startsWith('ExecStart='));
+    expect(execStart).toBe(
+      `ExecStart=\${node_binary} ${SERVICE_NODE_FLAGS.join(' ')} --enable-source-maps services/\${role}/dist/main.js`,
+    );
   });
 });

@@ -26,8 +26,16 @@ run "gateway_renders_only_variables_the_gateway_reads" {
     error_message = "The env file is /etc/rookery/gateway.env with one KEY=value line per variable."
   }
   assert {
-    condition     = strcontains(output.unit.content, "EnvironmentFile=/run/rookery/secrets.env") && strcontains(output.unit.content, "ExecStart=/opt/node-24/bin/node --enable-source-maps services/gateway/dist/main.js")
-    error_message = "The unit reads the secrets file written at boot and runs the gateway's build with Node 24."
+    condition     = strcontains(output.unit.content, "EnvironmentFile=/run/rookery/secrets.env") && strcontains(output.unit.content, "ExecStart=/opt/node-24/bin/node --no-node-snapshot --max-semi-space-size=16 --enable-source-maps services/gateway/dist/main.js")
+    error_message = "The unit reads the secrets file written at boot and runs the gateway's build with Node 24 and the services' flags."
+  }
+  assert {
+    condition     = !strcontains(output.unit.content, "instance.env")
+    error_message = "Only a host reads an instance file: a gateway's unit must not pick up a host's id."
+  }
+  assert {
+    condition     = output.secret_files == { "/var/lib/rookery/control/ca/ca.crt" = "control/ca/ca.crt", "/var/lib/rookery/control/ca/ca.key" = "control/ca/ca.key", "/var/lib/rookery/control/master.key" = "control/master.key" }
+    error_message = "A gateway reads the fleet's CA and master key from its secret's files, under its data directory (else it makes its own and trusts no fleet certificate)."
   }
   assert {
     condition     = !strcontains(output.unit.content, "Delegate=yes") && !strcontains(output.unit.content, "/mnt/rookery-mirror")

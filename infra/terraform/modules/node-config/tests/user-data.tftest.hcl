@@ -45,6 +45,10 @@ run "host_user_data_holds_no_secret" {
     condition     = strcontains(output.user_data, "aws secretsmanager get-secret-value") && strcontains(output.user_data, "rookery/prod/host")
     error_message = "The secrets are fetched at boot with the instance role, from the role's own secret."
   }
+  assert {
+    condition     = strcontains(output.user_data, "for name in control/ca/ca.crt control/ca/ca.key; do")
+    error_message = "The host's boot script refuses to finish without the fleet's CA from its secret (it would not start its relay)."
+  }
 }
 
 run "host_user_data_stripes_nvme_mounts_the_mirror_and_drains" {

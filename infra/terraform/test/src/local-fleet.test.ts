@@ -1,0 +1,270 @@
+// What OpenTofu would put on the machines actually runs: envs/local renders a small fleet's configuration
+// through modules/node-config (the module the AWS user data writes from), `tofu apply` of outputs only. This
+// test writes exactly those files, plays the secrets fetcher (rookery-secrets.service: the secret variables
+// into the rendered secrets file, the secret files where the rendering says), and starts every node as its
+// rendered systemd unit says: its ExecStart in its WorkingDirectory with its EnvironmentFiles and nothing
+// else. Local values are only the module's inputs (directories, ports, the Node binary), never edits of the
+// output. Then an operator's traffic: a document written through the gateway over mutual TLS, read back,
+// and the owning host drained with `rookery host drain` moves it to the other host, where it is read again.
+import { type ChildProcess, execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { bootstrap } from '@rookery/cli';
+import { makeTempDir, startPostgres } from '@rookery/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { callGateway } from '../../../../scripts/lib/gateway-call.mjs';
+import { ensureTofu, infraEnv, terraformDir } from '../../../../scripts/lib/infra-tools.mjs';
+import { stopProcess } from '../../../../scripts/lib/local-fleet.mjs';
+import { firstPortInUse } from '../../../../scripts/lib/ports.mjs';
+import { spawnReady } from '../../../../scripts/lib/services.mjs';
+
+const repoRoot = path.resolve(terraformDir, '..', '..');
+const HOSTS = 2;
+const GATEWAYS = 1;
+const TENANT = 'acme';
+
+/** envs/local's `nodes` output, as `tofu output -json` prints it. */
+const NodesSchema = z.record(
+  z.string(),
+  z.object({
+    role: z.enum(['gateway', 'host', 'worker']),
+    files: z.record(z.string(), z.string()),
+    secrets_env_file: z.string(),
+    secret_variables: z.array(z.string()),
+    secret_files: z.record(z.string(), z.string()),
+    unit: z.string(),
+  }),
+);
+type Node = z.infer<typeof NodesSchema>[string];
+
+/** What systemd reads of a unit to start it: the working directory, the environment files, the command. */
+function unitCommand(unit: string) {
+  const values = (key: string) =>
+    unit
+      .split('\n')
+      .filter((line) => line.startsWith(`${key}=`))
+      .map((line) => line.slice(key.length + 1));
+  const [workingDirectory] = values('WorkingDirectory');
+  const [execStart] = values('ExecStart');
+  if (workingDirectory === undefined || execStart === undefined)
+    throw new Error(`not a service unit:\n${unit}`);
+  return {
+    workingDirectory,
+    // `-file`: optional, as systemd reads it.
+    environmentFiles: values('EnvironmentFile').map((f) =>
+      f.startsWith('-') ? { file: f.slice(1), optional: true } : { file: f, optional: false },
+    ),
+    // node-config refuses values that would need quoting, so the command line splits on spaces.
+    argv: execStart.split(' '),
+  };
+}
+
+/** KEY=value lines (systemd's EnvironmentFile): comments and blank lines skipped. */
+function readEnvFile(file: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    if (line.trim() === '' || line.startsWith('#')) continue;
+    const at = line.indexOf('=');
+    env[line.slice(0, at)] = line.slice(at + 1);
+  }
+  return env;
+}
+
+/** A base port whose whole block (envs/local/variables.tf, base_port) is free now. */
+async function freeBasePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + 1000 * Math.floor(Math.random() * 40);
+    const offsets = [
+      ...Array.from({ length: HOSTS }, (_, i) => [1 + i, 301 + i]).flat(),
+      ...Array.from({ length: GATEWAYS }, (_, i) => 101 + i),
+      201,
+    ];
+    const clash = await firstPortInUse(
+      offsets.map((o) => ({
+        name: 'node',
+        variable: 'base_port',
+        host: '127.0.0.1',
+        port: String(base + o),
+      })),
+    );
+    if (clash === null) return base;
+  }
+  throw new Error('no free block of ports for the local fleet');
+}
+
+describe("envs/local's rendered configuration runs a fleet", () => {
+  const tmp = makeTempDir('rookery-rendered-fleet-');
+  const cleanups: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+    tmp.cleanup();
+  });
+
+  // The suite builds OpenTofu when it is missing, as its infrastructure step does: minutes cold, at nice 19.
+  let tofu = '';
+  beforeAll(() => {
+    tofu = ensureTofu();
+  }, 3_600_000);
+
+  it('two hosts, a gateway and a worker from the rendered files: written and read over mutual TLS, then a drain moves the tenant', async () => {
+    const root = path.join(tmp.dir, 'fleet');
+    const env = { ...infraEnv(), TF_DATA_DIR: path.join(tmp.dir, 'tofu-data') };
+    const tf = (args: string[]) =>
+      execFileSync('nice', ['-n', '19', tofu, ...args], {
+        cwd: path.join(terraformDir, 'envs', 'local'),
+        env,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    const state = `-state=${path.join(tmp.dir, 'terraform.tfstate')}`;
+    tf(['init', '-backend=false', '-input=false', '-no-color']);
+    tf([
+      'apply',
+      '-auto-approve',
+      '-input=false',
+      '-no-color',
+      state,
+      `-var=root_dir=${root}`,
+      `-var=repo_dir=${repoRoot}`,
+      `-var=node_binary=${process.execPath}`,
+      `-var=hosts=${HOSTS}`,
+      `-var=gateways=${GATEWAYS}`,
+      `-var=base_port=${await freeBasePort()}`,
+    ]);
+    const nodes = NodesSchema.parse(JSON.parse(tf(['output', '-json', state, 'nodes'])));
+    const byRole = (role: Node['role']) =>
+      Object.entries(nodes)
+        .filter(([, n]) => n.role === role)
+        .sort(([a], [b]) => a.localeCompare(b));
+    expect(byRole('host')).toHaveLength(HOSTS);
+    expect(byRole('gateway')).toHaveLength(GATEWAYS);
+
+    // The control store, and what an operator makes once (docs/operations.md, "Secrets"): the CA, the master
+    // key, the first tenant and its admin's certificate, by Rookery's own bootstrap.
+    const postgres = await startPostgres();
+    cleanups.push(() => postgres.stop());
+    const operatorDir = path.join(tmp.dir, 'operator');
+    const admin = await bootstrap({
+      dataDir: operatorDir,
+      tenantId: TENANT,
+      databaseUrl: postgres.connectionString,
+    });
+    const secrets: Record<string, string> = {
+      ROOKERY_CONTROL_DATABASE_URL: postgres.connectionString,
+      ROOKERY_INTERNAL_TOKEN: randomBytes(32).toString('hex'),
+    };
+
+    // The rendered files as the user data writes them, and the secrets as rookery-secrets.service does.
+    for (const node of Object.values(nodes)) {
+      for (const [file, content] of Object.entries(node.files)) {
+        fs.mkdirSync(path.dirname(file), { recursive: true });
+        fs.writeFileSync(file, content);
+      }
+      const secretLines = node.secret_variables.map((name) => `${name}=${secrets[name]}\n`).join('');
+      fs.mkdirSync(path.dirname(node.secrets_env_file), { recursive: true });
+      fs.writeFileSync(node.secrets_env_file, secretLines, { mode: 0o600 });
+      // The secret's `files` are named relative to a data directory, as the bootstrap laid them out.
+      for (const [file, name] of Object.entries(node.secret_files)) {
+        fs.mkdirSync(path.dirname(file), { recursive: true });
+        fs.copyFileSync(path.join(operatorDir, name), file);
+      }
+    }
+
+    const started: { name: string; child: ChildProcess }[] = [];
+    cleanups.push(async () => {
+      for (const { child } of started.reverse()) await stopProcess(child);
+    });
+    const logs = path.join(tmp.dir, 'logs');
+    fs.mkdirSync(logs);
+    /** Starts one node exactly as its unit says; resolves with its ready message. */
+    async function start(name: string, node: Node) {
+      const { workingDirectory, environmentFiles, argv } = unitCommand(node.unit);
+      // systemd gives a unit no environment of its own beyond PATH and the like: nothing of this test's.
+      const nodeEnv: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+      for (const { file, optional } of environmentFiles) {
+        if (optional && !fs.existsSync(file)) continue;
+        Object.assign(nodeEnv, readEnvFile(file));
+      }
+      const [command, ...args] = argv as [string, ...string[]];
+      const log = fs.openSync(path.join(logs, `${name}.log`), 'w');
+      const { child, ready } = spawnReady(name, command, args, {
+        env: nodeEnv,
+        cwd: workingDirectory,
+        stdio: log,
+      });
+      started.push({ name, child });
+      try {
+        return (await ready) as Record<string, unknown>;
+      } catch (error) {
+        throw new Error(
+          `${(error as Error).message}\n${fs.readFileSync(path.join(logs, `${name}.log`), 'utf8')}`,
+        );
+      }
+    }
+    for (const [name, node] of byRole('host')) await start(name, node);
+    const gateways = [];
+    for (const [name, node] of byRole('gateway'))
+      gateways.push(z.object({ url: z.string() }).parse(await start(name, node)));
+    for (const [name, node] of byRole('worker')) await start(name, node);
+    const gateway = gateways[0]!.url;
+
+    // The first request places the tenant and starts it: a loaded machine may answer TenantStarting first.
+    await expect
+      .poll(
+        async () => (await callGateway(gateway, admin, 'PUT', '/admin/databases', { Name: 'shop' })).status,
+        {
+          timeout: 120_000,
+          interval: 500,
+        },
+      )
+      .toBe(201);
+    const written = await callGateway(gateway, admin, 'PUT', '/databases/shop/docs?id=orders/1-A', {
+      Customer: 'Ada Lovelace',
+    });
+    expect(written.status).toBe(201);
+    const read = await callGateway(gateway, admin, 'GET', '/databases/shop/docs?id=orders/1-A');
+    expect(read.status).toBe(200);
+    expect(read.body).toContain('Ada Lovelace');
+
+    // The operator drains the owner, as a rolling upgrade does (docs/operations.md, "Roll an upgrade").
+    const rookery = (...args: string[]) =>
+      spawnSync(process.execPath, [path.join(repoRoot, 'rookery'), ...args], {
+        env: {
+          ...process.env,
+          ROOKERY_DATA: operatorDir,
+          ROOKERY_CONTROL_DATABASE_URL: postgres.connectionString,
+        },
+        encoding: 'utf8',
+      });
+    const placed = rookery('--json', 'host', 'list');
+    expect(placed.status, placed.stderr).toBe(0);
+    const hostsBefore = HostListSchema.parse(JSON.parse(placed.stdout)).hosts;
+    const owner = hostsBefore.find((h) => h.placements > 0);
+    expect(owner?.hostId).toMatch(/^host-[12]$/);
+    const drained = rookery('host', 'drain', owner!.hostId, '--wait', '120');
+    expect(drained.status, drained.stderr).toBe(0);
+    const after = HostListSchema.parse(JSON.parse(rookery('--json', 'host', 'list').stdout)).hosts;
+    expect(after.find((h) => h.hostId === owner!.hostId)?.placements).toBe(0);
+    expect(after.find((h) => h.hostId !== owner!.hostId)?.placements).toBe(1);
+
+    // Read through the gateway again: now from the other host, restored from the shared mirror.
+    await expect
+      .poll(
+        async () => (await callGateway(gateway, admin, 'GET', '/databases/shop/docs?id=orders/1-A')).status,
+        {
+          timeout: 120_000,
+          interval: 500,
+        },
+      )
+      .toBe(200);
+    const moved = await callGateway(gateway, admin, 'GET', '/databases/shop/docs?id=orders/1-A');
+    expect(moved.body).toContain('Ada Lovelace');
+  }, 900_000);
+});
+
+/** `rookery host list --json`. */
+const HostListSchema = z.object({
+  hosts: z.array(z.object({ hostId: z.string(), placements: z.number() }).passthrough()),
+});
