@@ -19,6 +19,11 @@ export {
   type IndexProgress,
   indexStatsOf,
 } from './indexing/database-indexer.js';
+export {
+  DEFAULT_INDEX_SNAPSHOT_ETAGS,
+  DEFAULT_INDEX_SNAPSHOT_MS,
+  type IndexSnapshotPolicy,
+} from './indexing/index-snapshot-schedule.js';
 export { PrepareThread } from './indexing/prepare-thread.js';
 export { DEFAULT_SANDBOX_LIMITS, SandboxError, type SandboxLimits } from './indexing/sandbox/index.js';
 export { SandboxBudget } from './indexing/sandbox-budget.js';
@@ -31,6 +36,12 @@ export {
   segmentBytesAfter,
   type TransactionRun,
 } from './mirror/backup-source.js';
+export {
+  definitionHash,
+  type IndexRestoreOutcome,
+  type IndexSnapshotEntry,
+  listIndexSnapshots,
+} from './mirror/index-snapshots.js';
 export { hasMirror, isDeleted } from './mirror/layout.js';
 export {
   type MirrorLogger,

@@ -7,6 +7,7 @@ import {
   RookeryError,
 } from '@rookery/protocol';
 import type BetterSqlite3 from 'better-sqlite3';
+import type { IndexSnapshotEntry } from '../mirror/index-snapshots.js';
 import { BatchPreparer, type PreparedBatch } from './batch-preparer.js';
 import { DocumentSource } from './document-source.js';
 import {
@@ -17,6 +18,7 @@ import {
   readDefinition,
 } from './index-file.js';
 import type { ProgressOptions } from './index-progress.js';
+import { type IndexSnapshotPolicy, IndexSnapshotSchedule } from './index-snapshot-schedule.js';
 import { type BatchOutcome, IndexWriter, ReduceBudgetExceeded } from './index-writer.js';
 import { createMapper } from './mapper.js';
 import { type Prepared, PrepareError, type PrepareRequest, type PrepareThread } from './prepare-thread.js';
@@ -57,6 +59,8 @@ export interface DatabaseIndexerOptions {
    * databases). Without it, `step()` prepares on the calling thread.
    */
   prepareThread?: PrepareThread;
+  /** Copies caught-up indexes to the database's mirror now and then (`snapshotDue`); absent: never. */
+  snapshots?: IndexSnapshotPolicy;
 }
 
 export interface IndexProgress {
@@ -100,6 +104,7 @@ export class DatabaseIndexer {
   private readonly directory: string;
   private readonly bootId = currentBootId();
   private readonly docsFile: string;
+  private readonly snapshots: IndexSnapshotSchedule | null;
   private closed = false;
 
   constructor(
@@ -110,6 +115,9 @@ export class DatabaseIndexer {
     this.source = new DocumentSource(this.docsFile);
     this.batchSize = options.batchSize ?? DEFAULT_INDEXING_BATCH;
     this.directory = path.join(databaseDirectory, INDEXES_DIRECTORY);
+    this.snapshots = options.snapshots
+      ? new IndexSnapshotSchedule(databaseDirectory, options.snapshots)
+      : null;
     fs.mkdirSync(this.directory, { recursive: true });
     for (const file of fs.readdirSync(this.directory)) {
       if (!file.endsWith('.db')) continue;
@@ -292,6 +300,32 @@ export class DatabaseIndexer {
       includeArchived: loaded.writer.definition.IncludeArchived === true,
       ...(this.options.sandbox ? { sandbox: this.options.sandbox } : {}),
     };
+  }
+
+  /**
+   * Copies to the mirror every index that is caught up and due for a copy (index-snapshot-schedule.ts).
+   * Call it at a quiet point: when a step made no progress. An index replaced, deleted or closed
+   * while it was being copied is skipped (its copy is abandoned and removed).
+   */
+  async snapshotDue(): Promise<IndexSnapshotEntry[]> {
+    if (!this.snapshots) return [];
+    const taken: IndexSnapshotEntry[] = [];
+    for (const loaded of [...this.indexes.values()]) {
+      const lastEtag = this.source.lastEtag();
+      if (!this.isCurrent(loaded, loaded.writer.lastEtag) || loaded.writer.lastEtag < lastEtag) continue;
+      try {
+        const entry = await this.snapshots.takeIfDue(
+          loaded.writer.definition,
+          loaded.writer.lastEtag,
+          loaded.db,
+          () => this.source.txid(),
+        );
+        if (entry) taken.push(entry);
+      } catch (error) {
+        if (this.indexes.get(loaded.name.toLowerCase()) === loaded && !this.closed) throw error;
+      }
+    }
+    return taken;
   }
 
   /** Runs batches until every index has caught up with the database (tests and rebuilds). */

@@ -1,6 +1,7 @@
 import type { IndexBuildProgress } from '@rookery/protocol';
 import BetterSqlite3 from 'better-sqlite3';
 import { documentOf, isArchived } from '../document-shape.js';
+import { TXID_META_KEY } from '../write-transaction.js';
 import { indexProgressOf, type ProgressOptions } from './index-progress.js';
 
 export interface SourceDocument {
@@ -92,6 +93,17 @@ export class DocumentSource {
     const stored = new Map<string, string>();
     for (const { key } of this.collectionNames.all()) stored.set(key.slice(5).toLowerCase(), key.slice(5));
     return collections.map((c) => stored.get(c.toLowerCase()) ?? c);
+  }
+
+  /**
+   * docs.db's last transaction number now (0 before the first): read after an index copy is complete,
+   * it is at or after every state a batch in the copy was read from (see mirror/index-snapshots.ts).
+   */
+  txid(): number {
+    const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(TXID_META_KEY) as
+      | { value: string }
+      | undefined;
+    return Number(row?.value ?? 0);
   }
 
   lastEtag(): number {

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { pruneIndexSnapshots } from './index-snapshots.js';
 import {
   generationDir,
   listGenerations,
@@ -49,6 +50,8 @@ export function pruneMirror(
     syncDirectory(path.join(currentDir, SNAPSHOTS_DIR));
     syncDirectory(path.join(currentDir, SEGMENTS_DIR));
   }
+  // Index snapshots by the same rule, per index; an older generation takes its own with it below.
+  pruneIndexSnapshots(currentDir, horizon, now, remove);
   for (const generation of listGenerations(directory)) {
     // Name order is (epoch, time) order (see layout.ts).
     if (generation >= current) continue;

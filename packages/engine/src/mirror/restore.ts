@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { RookeryError } from '@rookery/protocol';
+import { type IndexDefinition, IndexDefinitionSchema, RookeryError } from '@rookery/protocol';
 import BetterSqlite3 from 'better-sqlite3';
 import { walkChain } from './chain.js';
+import { type IndexRestoreOutcome, lineageOf, restoreIndexSnapshots } from './index-snapshots.js';
 import {
   fsyncFile,
   generationDir,
@@ -20,6 +21,12 @@ import { readTxid } from './snapshot.js';
 export interface RestoreOptions {
   /** Restore the state as of this time (ms since the epoch): the last transaction committed at or before it. Default: the latest. */
   until?: number;
+  /**
+   * Restore index files from the mirror's index snapshots (default true): each index from the newest
+   * snapshot of its current definition the restored state can use (index-snapshots.ts); the others
+   * are rebuilt by the tenant from their definitions. False: every index is rebuilt.
+   */
+  indexes?: boolean;
 }
 
 export interface RestoreResult {
@@ -34,6 +41,8 @@ export interface RestoreResult {
   bytesRead: number;
   /** `end`: everything mirrored; `until`: stopped at the requested time; `gap`: a transaction is missing from the mirror, so nothing after it could be applied. */
   stoppedBy: 'end' | 'until' | 'gap';
+  /** Which index files came from snapshots and which are left to be rebuilt. */
+  indexes: IndexRestoreOutcome;
 }
 
 const DOCS_FILE = 'docs.db';
@@ -69,7 +78,8 @@ export function restoreDatabase(
   let bytesRead = fs.statSync(building).size;
 
   const sqlite = new BetterSqlite3(building, { fileMustExist: true });
-  let result: RestoreResult;
+  let result: Omit<RestoreResult, 'indexes'>;
+  let definitions: IndexDefinition[];
   try {
     // Nothing here needs to survive a crash: an interrupted restore is started again from scratch.
     sqlite.pragma('journal_mode = OFF');
@@ -110,6 +120,11 @@ export function restoreDatabase(
         `After replaying up to transaction ${walk.lastTxid} the database says it is at ${txid}`,
       );
     }
+    definitions = (
+      sqlite.prepare('SELECT definition FROM index_definitions ORDER BY name_lower').all() as {
+        definition: string;
+      }[]
+    ).map((row) => IndexDefinitionSchema.parse(JSON.parse(row.definition)));
     result = {
       generation: base.generation,
       snapshotTxid,
@@ -127,11 +142,22 @@ export function restoreDatabase(
   }
   sqlite.close();
   fsyncFile(building);
+  // Index files first: docs.db renamed into place is what marks the restore complete, so a crash
+  // before it starts the whole restore again and index files are placed again.
+  const indexes: IndexRestoreOutcome =
+    options.indexes === false
+      ? { restored: [], rebuilt: definitions.map((d) => d.Name), skipped: [] }
+      : restoreIndexSnapshots(
+          mirrorDirectory,
+          lineageOf(mirrorDirectory, base.generation, result.txid),
+          targetDirectory,
+          definitions,
+        );
   // The txid tells a new owner where it branches off this generation (see MirrorShipper.startOrContinue).
   writeLocalState(targetDirectory, { generation: base.generation, txid: result.txid });
   fs.renameSync(building, target);
   syncDirectory(targetDirectory);
-  return result;
+  return { ...result, indexes };
 }
 
 /**

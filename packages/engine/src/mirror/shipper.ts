@@ -147,6 +147,11 @@ export class MirrorShipper {
     this.snapshotTimer.unref();
   }
 
+  /** This database's directory on the mirror (the indexer copies index snapshots into it). */
+  get directory(): string {
+    return this.options.directory;
+  }
+
   get mode(): 'async' | 'sync' {
     return this.options.mode;
   }

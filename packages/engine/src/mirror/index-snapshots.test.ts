@@ -1,0 +1,310 @@
+// Index snapshots on the mirror: a restore takes each index from the newest copy it can trust and the
+// indexer catches up from there, which must answer exactly as a rebuild from the definition would.
+// Real files throughout: a mirrored database, its indexer, the mirror directory, restores.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { IndexDefinition } from '@rookery/protocol';
+import { makeTempDir } from '@rookery/testkit';
+import BetterSqlite3 from 'better-sqlite3';
+import fc from 'fast-check';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Database } from '../database.js';
+import { DatabaseIndexer } from '../indexing/database-indexer.js';
+import { INDEXES_DIRECTORY, indexFileName } from '../indexing/index-file.js';
+import { listIndexSnapshots } from './index-snapshots.js';
+import { generationDir, listGenerations } from './layout.js';
+import { restoreDatabase } from './restore.js';
+
+const BY_OWNER: IndexDefinition = {
+  Name: 'Packages/ByOwner',
+  Maps: [{ Collection: 'Packages', Fields: { Owner: 'Owner', Downloads: 'Downloads' } }],
+};
+const DOWNLOADS_BY_OWNER: IndexDefinition = {
+  Name: 'Packages/DownloadsByOwner',
+  Maps: [{ Collection: 'Packages', Fields: { Owner: 'Owner', Downloads: 'Downloads' } }],
+  Reduce: { GroupBy: ['Owner'], Aggregate: { Total: { Sum: 'Downloads' }, Count: { Count: true } } },
+};
+const WITH_ARCHIVED: IndexDefinition = {
+  Name: 'Packages/All',
+  Maps: [{ Collection: 'Packages', Fields: { Owner: 'Owner' } }],
+  IncludeArchived: true,
+};
+const DEFINITIONS = [BY_OWNER, DOWNLOADS_BY_OWNER, WITH_ARCHIVED];
+
+let tmp: ReturnType<typeof makeTempDir>;
+let dirs = 0;
+const cleanups: (() => void | Promise<void>)[] = [];
+beforeEach(() => {
+  tmp = makeTempDir('rookery-index-snapshots-');
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  tmp.cleanup();
+});
+const newDir = (name = 'db') => path.join(tmp.dir, `${name}-${dirs++}`);
+
+/** The clock every write, mirror record and index snapshot reads: moved only by the test. */
+let now = 1_700_000_000_000;
+const clock = () => now;
+
+interface Source {
+  db: Database;
+  indexer: DatabaseIndexer;
+  mirror: string;
+  directory: string;
+}
+
+/** A mirrored database (sync mode) and its indexer, which copies a caught-up index whenever asked. */
+function mirroredDatabase(definitions: IndexDefinition[] = DEFINITIONS): Promise<Source> {
+  const directory = newDir();
+  const mirror = newDir('mirror');
+  const db = Database.create(directory, 'shop', {
+    clock,
+    mirror: { directory: mirror, mode: 'sync', flushIntervalMs: 0 },
+  });
+  const indexer = new DatabaseIndexer(directory, {
+    batchSize: 7, // several batches even for a few documents
+    snapshots: { mirrorDirectory: mirror, everyEtags: 1, everyMs: 1_000, now: clock },
+  });
+  cleanups.push(
+    () => db.close(),
+    () => indexer.close(),
+  );
+  return (async () => {
+    for (const definition of definitions) {
+      indexer.put(definition);
+      await db.putIndexDefinition(definition);
+    }
+    await db.mirror!.flushed();
+    return { db, indexer, mirror, directory };
+  })();
+}
+
+type Op =
+  | { kind: 'put'; id: number; owner: string; downloads: number }
+  | { kind: 'delete'; id: number }
+  | { kind: 'archive'; id: number };
+
+const operation: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({
+    kind: fc.constant('put' as const),
+    id: fc.integer({ min: 0, max: 20 }),
+    owner: fc.constantFrom('ann', 'bo', 'cy'),
+    downloads: fc.integer({ min: 0, max: 1000 }),
+  }),
+  fc.record({ kind: fc.constant('delete' as const), id: fc.integer({ min: 0, max: 20 }) }),
+  fc.record({ kind: fc.constant('archive' as const), id: fc.integer({ min: 0, max: 20 }) }),
+);
+
+async function apply(db: Database, ops: readonly Op[]): Promise<void> {
+  for (const op of ops) {
+    now += 10;
+    const id = `packages/${op.id}`;
+    if (op.kind === 'delete') await db.batch([{ Type: 'DELETE', Id: id }]);
+    else if (op.kind === 'put') {
+      await db.batch([
+        {
+          Type: 'PUT',
+          Id: id,
+          Document: {
+            Owner: op.owner,
+            Downloads: op.downloads,
+            '@metadata': { '@collection': 'Packages' },
+          },
+        },
+      ]);
+    } else if (db.get(id)) {
+      // Archived by the sweep, as in production: its @archive-at has passed.
+      const current = JSON.parse(db.get(id)!.json) as Record<string, unknown>;
+      const metadata = { '@collection': 'Packages', '@archive-at': new Date(now - 1).toISOString() };
+      await db.batch([{ Type: 'PUT', Id: id, Document: { ...current, '@metadata': metadata } }]);
+      await db.sweepDue(now);
+    }
+  }
+}
+
+/** Everything an index answers queries from, independent of entry numbering: per source, its terms and stored value. */
+function dumpIndex(databaseDirectory: string, name: string): unknown {
+  const sqlite = new BetterSqlite3(path.join(databaseDirectory, INDEXES_DIRECTORY, indexFileName(name)), {
+    readonly: true,
+    fileMustExist: true,
+  });
+  try {
+    const rows = sqlite
+      .prepare(
+        `SELECT e.source, e.doc_id, e.stored, f.name AS field, t.value
+         FROM entries e LEFT JOIN terms t ON t.entry = e.id LEFT JOIN fields f ON f.id = t.field`,
+      )
+      .all() as {
+      source: string;
+      doc_id: string | null;
+      stored: string | null;
+      field: string;
+      value: unknown;
+    }[];
+    const entries = rows.map((r) => JSON.stringify([r.source, r.doc_id, r.stored, r.field, r.value])).sort();
+    const counts = (
+      sqlite
+        .prepare(
+          'SELECT f.name, c.value, c.count FROM term_counts c JOIN fields f ON f.id = c.field WHERE c.count > 0',
+        )
+        .all() as unknown[]
+    )
+      .map((r) => JSON.stringify(r))
+      .sort();
+    const meta = sqlite
+      .prepare("SELECT value FROM meta WHERE key IN ('entries', 'last_etag') ORDER BY key")
+      .all();
+    return { entries, counts, meta };
+  } finally {
+    sqlite.close();
+  }
+}
+
+/** Restores the mirror into a new directory and brings its indexes up to date: from snapshots, or rebuilt. */
+function restoreAndIndex(mirror: string, options: { until?: number; indexes: boolean }) {
+  const directory = newDir('restored');
+  const result = restoreDatabase(mirror, directory, options);
+  const indexer = new DatabaseIndexer(directory, { batchSize: 5 });
+  try {
+    const restoredDb = new BetterSqlite3(path.join(directory, 'docs.db'), { readonly: true });
+    const definitions = (
+      restoredDb.prepare('SELECT definition FROM index_definitions').all() as { definition: string }[]
+    ).map((r) => JSON.parse(r.definition) as IndexDefinition);
+    restoredDb.close();
+    // What the tenant does at start (TenantIndexing.reconcileDefinitions): a definition without its file is built.
+    for (const definition of definitions)
+      if (!indexer.names.includes(definition.Name)) indexer.put(definition);
+    indexer.runUntilIdle();
+  } finally {
+    indexer.close();
+  }
+  return { directory, result };
+}
+
+describe('restoring indexes from the mirror', () => {
+  it('answers as a rebuild does after random writes, deletes and archivals around the snapshots (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(operation, { minLength: 1, maxLength: 15 }),
+        fc.array(operation, { maxLength: 15 }),
+        fc.boolean(),
+        async (before, after, indexAfter) => {
+          const source = await mirroredDatabase();
+          await apply(source.db, before);
+          source.indexer.runUntilIdle();
+          now += 2_000;
+          const copied = await source.indexer.snapshotDue();
+          // A copy of every index, unless nothing was ever written (an empty index is rebuilt for free).
+          expect(copied.length).toBe(source.db.lastEtag > 0 ? DEFINITIONS.length : 0);
+          // Written after the copy: the restored indexes must catch up with these.
+          await apply(source.db, after);
+          if (indexAfter) source.indexer.runUntilIdle();
+          await source.db.mirror!.flushed();
+
+          const fromSnapshots = restoreAndIndex(source.mirror, { indexes: true });
+          const rebuilt = restoreAndIndex(source.mirror, { indexes: false });
+          expect(fromSnapshots.result.indexes.restored.map((r) => r.name).sort()).toEqual(
+            copied.map((c) => c.name).sort(),
+          );
+          for (const definition of DEFINITIONS) {
+            expect(dumpIndex(fromSnapshots.directory, definition.Name)).toEqual(
+              dumpIndex(rebuilt.directory, definition.Name),
+            );
+          }
+          for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+        },
+      ),
+      { numRuns: 8 },
+    );
+  });
+
+  it('does not use a snapshot of a definition that changed since: that index is rebuilt', async () => {
+    const source = await mirroredDatabase([BY_OWNER, DOWNLOADS_BY_OWNER]);
+    await apply(source.db, [
+      { kind: 'put', id: 1, owner: 'ann', downloads: 3 },
+      { kind: 'put', id: 2, owner: 'bo', downloads: 5 },
+    ]);
+    source.indexer.runUntilIdle();
+    now += 2_000;
+    expect((await source.indexer.snapshotDue()).length).toBe(2);
+    const changed: IndexDefinition = {
+      ...BY_OWNER,
+      Maps: [{ Collection: 'Packages', Fields: { Owner: 'Owner' } }],
+    };
+    source.indexer.put(changed);
+    await source.db.putIndexDefinition(changed);
+    await source.db.mirror!.flushed();
+
+    const { result, directory } = restoreAndIndex(source.mirror, { indexes: true });
+    expect(result.indexes.restored.map((r) => r.name)).toEqual([DOWNLOADS_BY_OWNER.Name]);
+    expect(result.indexes.rebuilt).toEqual([BY_OWNER.Name]);
+    const rebuilt = restoreAndIndex(source.mirror, { indexes: false });
+    expect(dumpIndex(directory, BY_OWNER.Name)).toEqual(dumpIndex(rebuilt.directory, BY_OWNER.Name));
+  });
+
+  it('does not use a snapshot whose bytes do not match its checksum: the older intact one is used', async () => {
+    const source = await mirroredDatabase([BY_OWNER]);
+    await apply(source.db, [{ kind: 'put', id: 1, owner: 'ann', downloads: 3 }]);
+    source.indexer.runUntilIdle();
+    now += 2_000;
+    const [older] = await source.indexer.snapshotDue();
+    await apply(source.db, [{ kind: 'put', id: 2, owner: 'bo', downloads: 5 }]);
+    source.indexer.runUntilIdle();
+    now += 2_000;
+    const [newer] = await source.indexer.snapshotDue();
+    expect(newer!.etag).toBeGreaterThan(older!.etag);
+    // One byte flipped in the middle of the newest copy (a torn upload, a bad disk).
+    const file = path.join(newer!.directory, 'index.db');
+    const bytes = fs.readFileSync(file);
+    bytes[Math.floor(bytes.length / 2)]! ^= 0xff;
+    fs.writeFileSync(file, bytes);
+    await source.db.mirror!.flushed();
+
+    const { result, directory } = restoreAndIndex(source.mirror, { indexes: true });
+    expect(result.indexes.skipped).toEqual([
+      { name: BY_OWNER.Name, reason: 'checksum', directory: newer!.directory },
+    ]);
+    expect(result.indexes.restored).toMatchObject([{ name: BY_OWNER.Name, etag: older!.etag }]);
+    const rebuilt = restoreAndIndex(source.mirror, { indexes: false });
+    expect(dumpIndex(directory, BY_OWNER.Name)).toEqual(dumpIndex(rebuilt.directory, BY_OWNER.Name));
+  });
+
+  it('a point-in-time restore uses the newest snapshot at or below the restored state, never a later one', async () => {
+    const source = await mirroredDatabase([BY_OWNER]);
+    const copies = [];
+    const times = [];
+    for (let round = 0; round < 3; round++) {
+      await apply(source.db, [
+        { kind: 'put', id: round, owner: 'ann', downloads: round },
+        { kind: 'delete', id: round - 1 },
+      ]);
+      source.indexer.runUntilIdle();
+      now += 2_000;
+      copies.push((await source.indexer.snapshotDue())[0]!);
+      times.push(now);
+      now += 2_000;
+    }
+    await source.db.mirror!.flushed();
+    // Between the second and the third copy: the third one read a state this restore does not reach
+    // (document 1 deleted), so it must not be used.
+    const { result, directory } = restoreAndIndex(source.mirror, { until: times[1]!, indexes: true });
+    expect(result.indexes.restored).toMatchObject([{ name: BY_OWNER.Name, etag: copies[1]!.etag }]);
+    const rebuilt = restoreAndIndex(source.mirror, { until: times[1]!, indexes: false });
+    expect(dumpIndex(directory, BY_OWNER.Name)).toEqual(dumpIndex(rebuilt.directory, BY_OWNER.Name));
+  });
+
+  it('takes a copy only of a caught-up index, into the generation the local file continues', async () => {
+    const source = await mirroredDatabase([BY_OWNER]);
+    await apply(source.db, [{ kind: 'put', id: 1, owner: 'ann', downloads: 3 }]);
+    now += 2_000;
+    expect(await source.indexer.snapshotDue()).toEqual([]); // not indexed yet
+    source.indexer.runUntilIdle();
+    const [copy] = await source.indexer.snapshotDue();
+    const generation = listGenerations(source.mirror).at(-1)!;
+    expect(listIndexSnapshots(generationDir(source.mirror, generation))).toMatchObject([
+      { name: BY_OWNER.Name, etag: copy!.etag, txid: copy!.txid },
+    ]);
+    expect(await source.indexer.snapshotDue()).toEqual([]); // nothing new since
+  });
+});
