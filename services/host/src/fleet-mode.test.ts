@@ -11,6 +11,7 @@ import {
   HostTenantNotHereAnswerSchema,
   HostWakeAnswerSchema,
   ProblemSchema,
+  readLease,
 } from '@rookery/protocol';
 import { makeTempDir } from '@rookery/testkit';
 import pino from 'pino';
@@ -213,7 +214,7 @@ describe('the supervisor passes the lease on to a tenant started from a spare', 
       expect(starts).toEqual([true]);
       expect((await tenant.call('PUT', '/admin/databases', { Name: 'Shop' })).status).toBe(201);
       remainingMs = 0;
-      supervisor.broadcastLease(remainingMs);
+      supervisor.broadcastLease(readLease(() => remainingMs));
       const refused = await until(
         'a write after the lease was lost',
         () => tenant!.call('PUT', '/databases/shop/docs?id=users/1', { Name: 'Ada' }),
@@ -221,7 +222,7 @@ describe('the supervisor passes the lease on to a tenant started from a spare', 
       );
       expect(refused.json.code).toBe('LeaseExpired');
       remainingMs = 60_000;
-      supervisor.broadcastLease(remainingMs);
+      supervisor.broadcastLease(readLease(() => remainingMs));
       await until(
         'a write after the lease was renewed',
         () => tenant!.call('PUT', '/databases/shop/docs?id=users/1', { Name: 'Ada' }),

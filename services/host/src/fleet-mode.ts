@@ -3,7 +3,7 @@
 // tenants placed on it under its live lease. Without ROOKERY_HOST_ID none of this exists: the host never
 // opens the control store and behaves as on one machine.
 import { type ControlStore, openControlStore } from '@rookery/control-store';
-import { RookeryError } from '@rookery/protocol';
+import { RookeryError, readLease } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import type { HostConfig } from './config.js';
 import { Drainer } from './drain.js';
@@ -79,7 +79,7 @@ export class FleetMode {
       ttlMs: this.config.leaseTtlMs,
       logger: this.logger.child({ lease: this.hostId }),
     });
-    const pass = () => supervisor.broadcastLease(keeper.remainingMs());
+    const pass = () => supervisor.broadcastLease(readLease(() => keeper.remainingMs()));
     keeper.on('renewed', (lease) => {
       pass();
       if (lease.acquired) this.stopDisowned(supervisor, lease.epoch, lease.reclaimed);

@@ -11,6 +11,7 @@ import {
   type HostTenantState,
   type HostTenantStats,
   type HostWakeAnswer,
+  type LeaseReading,
   RookeryError,
   TENANT_ID_PATTERN,
   TENANT_ID_RULE,
@@ -173,8 +174,8 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
   }
 
   /** Fleet mode: tells every tenant process what the host's lease has left now (0: it lapsed). */
-  broadcastLease(remainingMs: number): void {
-    for (const t of this.tenants.values()) t.process?.sendLease(remainingMs);
+  broadcastLease(lease: LeaseReading): void {
+    for (const t of this.tenants.values()) t.process?.sendLease(lease);
   }
 
   /**

@@ -2,7 +2,7 @@
 // socket), a fresh process otherwise; into the tenant's cgroup; ready once it listens, or killed at
 // `startTimeoutMs`. The supervisor decides when to start and what a start's outcome means.
 import fs from 'node:fs';
-import { RookeryError } from '@rookery/protocol';
+import { RookeryError, readLease } from '@rookery/protocol';
 import type { CgroupLimiter } from './cgroups.js';
 import { Deadline } from './deadline.js';
 import type { Exit, LeaseSource, SparePool, TenantLease, TenantProcess } from './tenant-process.js';
@@ -42,10 +42,16 @@ export async function launchTenant(
   t.servingEpoch = epoch;
   fs.mkdirSync(t.dir, { recursive: true });
   /** The lease as it stands now (read again at each hand-over: a spare may take a while to be ready). */
-  const lease = (): TenantLease | null =>
-    deps.lease && epoch !== null
-      ? { placementEpoch: epoch, leaseRemainingMs: Math.floor(deps.lease.remainingMs()) }
-      : null;
+  const lease = (): TenantLease | null => {
+    const source = deps.lease;
+    if (!source || epoch === null) return null;
+    const reading = readLease(() => source.remainingMs());
+    return {
+      placementEpoch: epoch,
+      leaseRemainingMs: reading.remainingMs,
+      leaseMeasuredAtMs: reading.measuredAtMs,
+    };
+  };
   let spare = deps.spares.take();
   while (spare && !spare.alive) spare = deps.spares.take();
   const proc =
@@ -53,10 +59,7 @@ export async function launchTenant(
     deps.spawn(t.id, {
       ROOKERY_DATA: t.dir,
       ROOKERY_SOCKET: t.socketPath,
-      ...(epoch !== null && {
-        ROOKERY_PLACEMENT_EPOCH: String(epoch),
-        ROOKERY_LEASE_REMAINING_MS: String(lease()!.leaseRemainingMs),
-      }),
+      ...leaseEnvironment(lease()),
     });
   t.process = proc;
   t.starts++;
@@ -84,9 +87,10 @@ export async function launchTenant(
       spare.assign(t.dir, t.socketPath, lease());
     }
     await deadline.race(proc.ready);
-    // The remaining time given at spawn was counted from when the tenant read it, after it booted, so the
-    // deadline it made is late by the boot: as soon as it listens, before the wake answers, it gets the exact one.
-    if (deps.lease) proc.sendLease(deps.lease.remainingMs());
+    // The lease given at start is the one measured then: as soon as the tenant listens, before the wake
+    // answers, it gets the one measured now (renewed meanwhile, or lost).
+    const source = deps.lease;
+    if (source) proc.sendLease(readLease(() => source.remainingMs()));
     // A spare's indexer was forked before the spare joined the tenant's cgroup: it joins it now.
     if (proc.indexerPid !== undefined) deps.limiter.apply(t.id, proc.indexerPid);
   } catch (error) {
@@ -105,4 +109,14 @@ export async function launchTenant(
     throw new RookeryError('TenantUnavailable', `Tenant ${t.id} was stopped while it started`);
   }
   return { proc, fromSpare: spare !== null };
+}
+
+/** What a freshly spawned tenant reads its placement epoch and lease from (tenant's config.ts). */
+function leaseEnvironment(lease: TenantLease | null): Record<string, string> {
+  if (lease === null) return {};
+  return {
+    ROOKERY_PLACEMENT_EPOCH: String(lease.placementEpoch),
+    ROOKERY_LEASE_REMAINING_MS: String(lease.leaseRemainingMs),
+    ROOKERY_LEASE_MEASURED_AT_MS: String(lease.leaseMeasuredAtMs),
+  };
 }

@@ -3,7 +3,7 @@
 // pool of spare processes: tenant code already loaded, waiting to be handed a tenant, so a cold start costs
 // an IPC message and opening files instead of booting Node and loading every module.
 import { type ChildProcess, fork } from 'node:child_process';
-import type { LeaseMessage } from '@rookery/protocol';
+import type { LeaseMessage, LeaseReading } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { TenantCommand } from './tenant-command.js';
@@ -19,6 +19,8 @@ export interface TenantLease {
   placementEpoch: number;
   /** What the host's lease has left, in whole ms: past it the tenant acknowledges no write. */
   leaseRemainingMs: number;
+  /** When that was measured, on the machine's monotonic clock (protocol's `monotonicMs`). */
+  leaseMeasuredAtMs: number;
 }
 
 /** Fleet mode: where a tenant's launch reads its lease from. */
@@ -139,9 +141,9 @@ export class TenantProcess {
   }
 
   /** Fleet mode: what the host's lease has left (0: lost); past it the tenant acknowledges no write. */
-  sendLease(remainingMs: number): void {
+  sendLease(lease: LeaseReading): void {
     if (!this.alive || !this.child.connected) return;
-    const message: LeaseMessage = { type: 'lease', remainingMs: Math.max(0, Math.floor(remainingMs)) };
+    const message: LeaseMessage = { type: 'lease', ...lease };
     this.child.send(message, (error) => {
       // The tenant lapses at its old deadline on its own: a lost message costs writes, never safety.
       if (error) this.log.warn({ err: error }, 'could not pass the lease on to a tenant process');

@@ -8,6 +8,7 @@ import {
 } from '@rookery/engine';
 import {
   DatabaseNameSchema,
+  LeaseMeasuredAtMsSchema,
   LeaseRemainingMsSchema,
   LogLevelSchema,
   loadEnvConfig,
@@ -114,6 +115,8 @@ export const TenantConfigSchema = z.object({
    * (one machine), writes are never refused for it.
    */
   leaseRemainingMs: z.coerce.number().pipe(LeaseRemainingMsSchema).optional(),
+  /** When the host measured `leaseRemainingMs`, on the machine's monotonic clock (protocol's lease.ts). */
+  leaseMeasuredAtMs: z.coerce.number().pipe(LeaseMeasuredAtMsSchema).optional(),
   /** A request to the indexer process (define, delete or reset an index) not answered within this fails with 503. */
   indexerRequestTimeoutMs: z.coerce.number().int().min(100).default(DEFAULT_INDEXER_REQUEST_TIMEOUT_MS),
   // What the tenant's index code may cost its indexer process (see the engine's README, "Limits on index code").
@@ -159,6 +162,7 @@ const ENV_NAMES: Record<keyof TenantConfig, string> = {
   mirrorConfirmTimeoutMs: 'ROOKERY_MIRROR_CONFIRM_TIMEOUT_MS',
   placementEpoch: 'ROOKERY_PLACEMENT_EPOCH',
   leaseRemainingMs: 'ROOKERY_LEASE_REMAINING_MS',
+  leaseMeasuredAtMs: 'ROOKERY_LEASE_MEASURED_AT_MS',
   indexerRequestTimeoutMs: 'ROOKERY_INDEXER_REQUEST_TIMEOUT_MS',
   indexMaxPerDatabase: 'ROOKERY_INDEX_MAX_PER_DATABASE',
   indexSandboxBudgetMb: 'ROOKERY_INDEX_SANDBOX_BUDGET_MB',

@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { monotonicMs } from '@rookery/protocol';
 import { makeTempDir } from '@rookery/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig, mirrorOf } from './config.js';
@@ -57,8 +58,12 @@ const mirrorStats = async () =>
 
 describe('configuration', () => {
   it('reads the placement epoch and the lease from the environment, and refuses bad values by name', () => {
-    const config = loadConfig({ ROOKERY_PLACEMENT_EPOCH: '7', ROOKERY_LEASE_REMAINING_MS: '9000' });
-    expect(config).toMatchObject({ placementEpoch: 7, leaseRemainingMs: 9000 });
+    const config = loadConfig({
+      ROOKERY_PLACEMENT_EPOCH: '7',
+      ROOKERY_LEASE_REMAINING_MS: '9000',
+      ROOKERY_LEASE_MEASURED_AT_MS: '123.5',
+    });
+    expect(config).toMatchObject({ placementEpoch: 7, leaseRemainingMs: 9000, leaseMeasuredAtMs: 123.5 });
     expect(mirrorOf({ ...config, mirrorDir: '/m', tenantId: 't' })?.tuning).toMatchObject({ epoch: 7 });
     // One machine: epoch 0, no lease.
     expect(loadConfig({}).placementEpoch).toBe(0);
@@ -75,8 +80,33 @@ describe('configuration', () => {
     expect(lease.receive({ type: 'lease', remainingMs: -1 })).toBe(false);
     expect(lease.receive({ type: 'lease', remainingMs: 5, extra: 1 })).toBe(false);
     expect(lease.refusal()).toBeNull();
-    expect(lease.receive({ type: 'lease', remainingMs: 0 })).toBe(true);
+    expect(lease.receive({ type: 'lease', remainingMs: 0, measuredAtMs: monotonicMs() })).toBe(true);
     expect(lease.refusal()).toMatchObject({ code: 'LeaseExpired', status: 503 });
+    expect(lease.receive({ type: 'lease', remainingMs: 5 })).toBe(false); // unstamped
+  });
+
+  it('counts the lease from when the host measured it, so a late message does not stretch it', () => {
+    let now = 10_000;
+    const lease = new LeaseDeadline(undefined, () => now);
+    // Measured at 10 000 with 1 000 left, delivered 600 ms later: 400 left, as on the host.
+    now = 10_600;
+    expect(lease.receive({ type: 'lease', remainingMs: 1_000, measuredAtMs: 10_000 })).toBe(true);
+    expect(lease.remainingMs()).toBe(400);
+    // Delivered after the host's deadline: refused at once.
+    now = 12_000;
+    lease.receive({ type: 'lease', remainingMs: 1_000, measuredAtMs: 10_500 });
+    expect(lease.refusal()).toMatchObject({ code: 'LeaseExpired' });
+    // A stamp from the future (not this machine's clock) counts from arrival, never later.
+    lease.receive({ type: 'lease', remainingMs: 1_000, measuredAtMs: 99_000 });
+    expect(lease.remainingMs()).toBe(1_000);
+  });
+
+  it('counts the lease given at launch from when the host measured it', () => {
+    let now = 5_000;
+    const lease = new LeaseDeadline({ remainingMs: 2_000, measuredAtMs: 4_000 }, () => now);
+    expect(lease.remainingMs()).toBe(1_000);
+    now = 6_000;
+    expect(lease.refusal()).toMatchObject({ code: 'LeaseExpired' });
   });
 });
 
@@ -85,7 +115,7 @@ describe('a tenant whose host lost its lease', () => {
     const tenant = await start('sync');
     expect((await put('orders/1')).status).toBe(201);
 
-    tenant.lease.receive({ type: 'lease', remainingMs: 0 });
+    tenant.lease.receive({ type: 'lease', remainingMs: 0, measuredAtMs: monotonicMs() });
     const refused = await put('orders/2');
     expect(refused.status).toBe(503);
     expect(refused.json.code).toBe('LeaseExpired');
@@ -94,7 +124,7 @@ describe('a tenant whose host lost its lease', () => {
     expect((await call('GET', '/databases/shop/docs?id=orders/1')).status).toBe(200);
     expect((await call('GET', '/databases/shop/docs?id=orders/2')).status).toBe(404);
 
-    tenant.lease.receive({ type: 'lease', remainingMs: 60_000 });
+    tenant.lease.receive({ type: 'lease', remainingMs: 60_000, measuredAtMs: monotonicMs() });
     expect((await put('orders/3')).status).toBe(201);
   });
 
@@ -102,7 +132,7 @@ describe('a tenant whose host lost its lease', () => {
     const tenant = await start('async');
     expect((await put('orders/1')).status).toBe(201);
     const before = (await mirrorStats()).Txid;
-    tenant.lease.receive({ type: 'lease', remainingMs: 0 });
+    tenant.lease.receive({ type: 'lease', remainingMs: 0, measuredAtMs: monotonicMs() });
     expect((await put('orders/2')).json.code).toBe('LeaseExpired');
     expect((await mirrorStats()).Txid).toBe(before);
   });
@@ -139,7 +169,7 @@ describe('a tenant whose host lost its lease', () => {
     const answer = put('orders/2');
     // Committed on this machine; its acknowledgment waits for the mirror.
     while ((await mirrorStats()).Txid !== txid + 1) await new Promise((resolve) => setImmediate(resolve));
-    tenant.lease.receive({ type: 'lease', remainingMs: 0 });
+    tenant.lease.receive({ type: 'lease', remainingMs: 0, measuredAtMs: monotonicMs() });
 
     // Let the mirror go: a reader unblocks the open (the pipe cannot be fsynced, so the shipper
     // retries into a real file once the FIFO is gone).

@@ -1,38 +1,39 @@
 // The host's lease, as this tenant process knows it: a deadline after which it acknowledges no
 // write, whatever happens to the host (paused, cut off from the control store, dead). See
 // docs/scale-out.md, "Fencing: epochs and lease deadlines".
-import { performance } from 'node:perf_hooks';
-import { LeaseMessageSchema, RookeryError } from '@rookery/protocol';
+import { LeaseMessageSchema, type LeaseReading, monotonicMs, RookeryError } from '@rookery/protocol';
 
 /**
- * The deadline lives on this process's monotonic clock (performance.now(): CLOCK_MONOTONIC, which
- * never jumps with NTP or an operator's `date`, and keeps running while the process is stopped by
- * SIGSTOP, so a paused tenant wakes up past its deadline). The host sends "milliseconds left", not
- * an instant: two processes' wall clocks may disagree and jump; a duration added on arrival cannot
- * be stretched by either. The deadline this gives is later than the host's by the message's
- * delivery delay at most, which the control store's grace period before re-placing covers.
+ * The deadline lives on the machine's monotonic clock (`monotonicMs`: CLOCK_MONOTONIC, which never
+ * jumps with NTP or an operator's `date`, and keeps running while the process is stopped by SIGSTOP,
+ * so a paused tenant wakes up past its deadline). The host sends what its lease had left and when it
+ * measured that on the same clock, so the deadline here is the host's own, however late the message
+ * arrived. A stamp later than now (not this machine's clock) counts from arrival instead.
  */
 export class LeaseDeadline {
   /** performance.now() past which writes are refused; null: no lease (one machine), never expires. */
   private deadline: number | null;
 
+  /** `measuredAtMs` unknown (a lease given without one): counted from now. */
   constructor(
-    remainingMs: number | undefined,
-    private readonly now: () => number = () => performance.now(),
+    lease: { remainingMs: number; measuredAtMs?: number | undefined } | undefined,
+    private readonly now: () => number = monotonicMs,
   ) {
-    this.deadline = remainingMs === undefined ? null : this.now() + remainingMs;
+    this.deadline = null;
+    if (lease !== undefined)
+      this.renew({ remainingMs: lease.remainingMs, measuredAtMs: lease.measuredAtMs ?? this.now() });
   }
 
   /** The host renewed its lease (or, with 0, says it lost it). */
-  renew(remainingMs: number): void {
-    this.deadline = this.now() + remainingMs;
+  renew(lease: LeaseReading): void {
+    this.deadline = Math.min(lease.measuredAtMs, this.now()) + lease.remainingMs;
   }
 
   /** Applies a message from the host if it is a lease message; false for any other message. */
   receive(message: unknown): boolean {
     const parsed = LeaseMessageSchema.safeParse(message);
     if (!parsed.success) return false;
-    this.renew(parsed.data.remainingMs);
+    this.renew(parsed.data);
     return true;
   }
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { LeaseRemainingMsSchema, PlacementEpochSchema } from '@rookery/protocol';
+import { LeaseMeasuredAtMsSchema, LeaseRemainingMsSchema, PlacementEpochSchema } from '@rookery/protocol';
 import pino from 'pino';
 import { z } from 'zod';
 import { loadConfig } from './config.js';
@@ -55,6 +55,7 @@ const AssignmentSchema = z.object({
   // In a fleet (docs/scale-out.md): this owner's epoch, and what the host's lease has left.
   placementEpoch: PlacementEpochSchema.optional(),
   leaseRemainingMs: LeaseRemainingMsSchema.optional(),
+  leaseMeasuredAtMs: LeaseMeasuredAtMsSchema.optional(),
 });
 
 /**
@@ -107,6 +108,8 @@ async function waitForAssignment(): Promise<Assigned> {
     process.env.ROOKERY_PLACEMENT_EPOCH = String(assignment.placementEpoch);
   if (assignment.leaseRemainingMs !== undefined)
     process.env.ROOKERY_LEASE_REMAINING_MS = String(assignment.leaseRemainingMs);
+  if (assignment.leaseMeasuredAtMs !== undefined)
+    process.env.ROOKERY_LEASE_MEASURED_AT_MS = String(assignment.leaseMeasuredAtMs);
   return { env: process.env, indexer };
 }
 

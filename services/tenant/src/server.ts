@@ -107,7 +107,11 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
     return503OnClosing: false,
   });
   const mirror = mirrorOf(config);
-  const lease = new LeaseDeadline(config.leaseRemainingMs);
+  const lease = new LeaseDeadline(
+    config.leaseRemainingMs === undefined
+      ? undefined
+      : { remainingMs: config.leaseRemainingMs, measuredAtMs: config.leaseMeasuredAtMs },
+  );
   const catalog = new DatabaseCatalog(
     config.dataDir,
     {
