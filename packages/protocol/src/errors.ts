@@ -46,6 +46,10 @@ export const ErrorCodes = {
   InvalidTwoFactorCode: 401,
   TwoFactorCodeReused: 401,
   TooManyTwoFactorAttempts: 429,
+  /** A state-changing request of a browser session without its CSRF token (X-Rookery-Csrf). */
+  CsrfTokenInvalid: 403,
+  /** A state-changing request another site's page sent (Origin or Sec-Fetch-Site not this gateway). */
+  CrossSiteRequest: 403,
   Forbidden: 403,
   TenantRequired: 400,
   RateLimited: 429,
@@ -159,6 +163,8 @@ const TITLES: Record<ErrorCode, string> = {
   InvalidTwoFactorCode: 'Invalid two-factor code',
   TwoFactorCodeReused: 'Two-factor code already used',
   TooManyTwoFactorAttempts: 'Too many two-factor attempts',
+  CsrfTokenInvalid: 'CSRF token missing or wrong',
+  CrossSiteRequest: 'Cross-site request refused',
   Forbidden: 'Forbidden',
   TenantRequired: 'Tenant required',
   RateLimited: 'Request rate limit reached',

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { LogLevelSchema, loadEnvConfig } from '@rookery/protocol';
 import { z } from 'zod';
 import { DEFAULT_GATEWAY_HEARTBEAT } from './limit-shares.js';
@@ -8,6 +9,8 @@ import { TENANT_POOL_MAX_SOCKETS } from './tenant-pool.js';
 import { DEFAULT_TWO_FACTOR_LIMIT } from './two-factor.js';
 
 const Milliseconds = z.coerce.number().int().min(0);
+/** services/console/dist: two folders up from this file, whether it runs from src/ or dist/. */
+const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../console/dist', import.meta.url));
 
 /** The gateway's configuration, read from `ROOKERY_*` environment variables. */
 export const GatewayConfigSchema = z
@@ -80,6 +83,8 @@ export const GatewayConfigSchema = z
     heartbeatMs: Milliseconds.min(100).max(60_000).default(DEFAULT_GATEWAY_HEARTBEAT.heartbeatMs),
     /** How long the others count a gateway after its last heartbeat (one that died is dropped then). */
     heartbeatTtlMs: Milliseconds.min(200).max(600_000).default(DEFAULT_GATEWAY_HEARTBEAT.ttlMs),
+    /** The web console's build served at `/` (console-files.ts); `off` serves none. */
+    consoleDir: z.string().min(1).default(DEFAULT_CONSOLE_DIR),
   })
   .refine((c) => c.heartbeatTtlMs >= 2 * c.heartbeatMs, {
     path: ['heartbeatTtlMs'],
@@ -122,6 +127,7 @@ const ENV_NAMES: Record<keyof GatewayConfig, string> = {
   shareLimits: 'ROOKERY_GATEWAY_SHARE_LIMITS',
   heartbeatMs: 'ROOKERY_GATEWAY_HEARTBEAT_MS',
   heartbeatTtlMs: 'ROOKERY_GATEWAY_HEARTBEAT_TTL_MS',
+  consoleDir: 'ROOKERY_CONSOLE_DIR',
 };
 
 /** Whether this gateway shares its tenants' limits with others, and how it keeps in touch with them. */

@@ -22,7 +22,9 @@ import { RookeryError, type RookeryJobTypes, STORAGE_QUOTA_HEADER } from '@rooke
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { Admission } from './admission.js';
+import { BrowserSessions, sessionCookie } from './browser-session.js';
 import { StorageCache, TtlCache } from './caches.js';
+import { ConsoleFiles } from './console-files.js';
 import { DatabaseRecords } from './database-records.js';
 import type { HostClient } from './host-client.js';
 import { FleetShares, type LimitShares, WHOLE_LIMITS } from './limit-shares.js';
@@ -39,7 +41,7 @@ import { classifyTenantRoute, isControlPath, type TenantRoute } from './route-ac
 import { applyServerTimeouts, DEFAULT_SERVER_TIMEOUTS, type ServerTimeouts } from './server-timeouts.js';
 import { TenantPools } from './tenant-pool.js';
 import { LocalRouter, type TenantRouter } from './tenant-router.js';
-import { SESSION_COOKIE, TwoFactor, type TwoFactorOptions } from './two-factor.js';
+import { TwoFactor, type TwoFactorOptions } from './two-factor.js';
 import { Upgrades } from './upgrade.js';
 import { UsageFlusher } from './usage-flusher.js';
 
@@ -85,6 +87,8 @@ export interface GatewayOptions {
   fleet?: GatewayFleetOptions | null;
   /** Names this gateway in the store (heartbeats, usage flush ids); a fresh one per start otherwise. */
   gatewayId?: string;
+  /** The web console's build (services/console/dist), served at `/`; null or absent: `/` answers 404. */
+  consoleDir?: string | null;
   now?: () => number;
 }
 
@@ -131,6 +135,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const directory = new PrincipalDirectory(options.store, { pollMs: 1_000, cacheMs: 30_000, now });
   await directory.start();
   const twoFactor = new TwoFactor(options.store, options.masterKey, { limit: options.twoFactorLimit, now });
+  const browsers = new BrowserSessions(options.store, options.masterKey);
+  const consoleFiles = ConsoleFiles.load(options.consoleDir ?? null);
   const meter = new UsageMeter(now);
   const gatewayId = options.gatewayId ?? `gw-${randomUUID()}`;
   const fleet = options.fleet
@@ -216,10 +222,22 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const caller = await admission.identify(request.socket as TLSSocket);
     const { principal } = caller;
 
+    // Browsers present the certificate to any page that asks (browser-session.ts).
+    browsers.refuseCrossSite(request);
     if (path === '/auth/2fa' && request.method === 'POST') {
       return openTwoFactorSession(request, response, caller);
     }
+    if (consoleFiles?.serve(request, response, path)) return;
+    browsers.requireCsrfToken(request);
+    if (path === '/auth/sign-out' && request.method === 'POST') return browsers.signOut(request, response);
     await admission.requireSecondFactor(caller, request.headers.cookie);
+    if (path === '/auth/session' && request.method === 'GET') {
+      const session =
+        principal.kind === 'person'
+          ? await twoFactor.sessionFor(caller.certificate.thumbprint, request.headers.cookie)
+          : null;
+      return browsers.describe(request, response, caller, session);
+    }
     if (path === '/usage' && request.method === 'GET') return sendUsage(url, response, caller);
     if (path === '/metrics' && request.method === 'GET') {
       if (principal.role.kind !== 'operator') throw gatewayError('Forbidden', 'Metrics are for operators.');
@@ -328,15 +346,15 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const outcome = await twoFactor.open(resolved.principal, resolved.certificate.thumbprint, body.data);
     if (!outcome.ok) throw gatewayError(outcome.code, outcome.message, {}, outcome.retryAfterSeconds || null);
     const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json' };
-    if (outcome.cookieToken) {
-      headers['set-cookie'] =
-        `${SESSION_COOKIE}=${outcome.cookieToken}; Secure; HttpOnly; SameSite=Strict; Path=/; Max-Age=${body.data.minutes * 60}`;
-    }
+    if (outcome.cookieToken)
+      headers['set-cookie'] = sessionCookie(outcome.cookieToken, body.data.minutes * 60);
     response.writeHead(201, headers);
     response.end(
       JSON.stringify({
         Binding: outcome.session.binding,
         ExpiresAt: new Date(outcome.session.expiresAt).toISOString(),
+        // The browser's page sends it with every state-changing call (browser-session.ts).
+        CsrfToken: outcome.cookieToken ? browsers.csrfTokenFor(outcome.cookieToken) : null,
       }),
     );
   }

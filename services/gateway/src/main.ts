@@ -71,6 +71,7 @@ const gateway = await startGateway({
   },
   tenantConnections: config.tenantConnections,
   fleet: gatewayFleetOf(config),
+  consoleDir: config.consoleDir === 'off' ? null : config.consoleDir,
   twoFactorLimit: {
     maxAttempts: config.twoFactorMaxAttempts,
     windowMs: config.twoFactorWindowSeconds * 1000,

@@ -147,7 +147,8 @@ export class TwoFactor {
   }
 }
 
-function cookieValue(header: string | undefined, name: string): string | null {
+/** A cookie's value from a Cookie header; null when it has none of that name. */
+export function cookieValue(header: string | undefined, name: string): string | null {
   if (!header) return null;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');

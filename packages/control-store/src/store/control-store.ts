@@ -114,6 +114,8 @@ export interface ControlStore extends FleetStore, GatewayFleetStore {
   findTwoFactorSession(tokenHash: string): Promise<TwoFactorSession | null>;
   /** The longest-lived certificate-bound session for this thumbprint still open at `now`. */
   findCertificateSession(thumbprint: string, now: number): Promise<TwoFactorSession | null>;
+  /** Ends the one session with this token hash (a browser's sign-out); none is fine. */
+  deleteTwoFactorSession(tokenHash: string): Promise<void>;
   /** Ends every session of a principal (e.g. after its authenticator was reset). */
   deleteTwoFactorSessions(principalId: string): Promise<void>;
 

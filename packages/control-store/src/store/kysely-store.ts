@@ -154,6 +154,7 @@ export class KyselyControlStore implements ControlStore {
     this.createTwoFactorSession = twoFactor.createTwoFactorSession.bind(twoFactor);
     this.findTwoFactorSession = twoFactor.findTwoFactorSession.bind(twoFactor);
     this.findCertificateSession = twoFactor.findCertificateSession.bind(twoFactor);
+    this.deleteTwoFactorSession = twoFactor.deleteTwoFactorSession.bind(twoFactor);
     this.deleteTwoFactorSessions = twoFactor.deleteTwoFactorSessions.bind(twoFactor);
     const fleet = new FleetRecords(db, options.dialect, this.runBatch, options.fleetClock);
     this.acquireLease = fleet.acquireLease.bind(fleet);
@@ -477,6 +478,7 @@ export class KyselyControlStore implements ControlStore {
   readonly createTwoFactorSession: TwoFactorRecords['createTwoFactorSession'];
   readonly findTwoFactorSession: TwoFactorRecords['findTwoFactorSession'];
   readonly findCertificateSession: TwoFactorRecords['findCertificateSession'];
+  readonly deleteTwoFactorSession: TwoFactorRecords['deleteTwoFactorSession'];
   readonly deleteTwoFactorSessions: TwoFactorRecords['deleteTwoFactorSessions'];
 
   // ── hosts' leases and tenants' placements (fleet.ts) ─────────────────────

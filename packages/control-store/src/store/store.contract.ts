@@ -559,6 +559,12 @@ export function controlStoreContract(factory: StoreFactory): void {
       expect(await store.findCertificateSession('t1', now + 30 * MINUTE)).toBeNull();
       expect(await store.findCertificateSession('t2', now)).toBeNull();
 
+      // A browser's sign-out ends its own session only.
+      await store.deleteTwoFactorSession(browser.tokenHash);
+      await store.deleteTwoFactorSession('f'.repeat(64));
+      expect(await store.findTwoFactorSession(browser.tokenHash)).toBeNull();
+      expect(await store.findCertificateSession('t1', now)).toEqual(longCert);
+
       await store.deleteTwoFactorSessions(person.id);
       expect(await store.findTwoFactorSession(browser.tokenHash)).toBeNull();
       expect(await store.findCertificateSession('t1', now)).toBeNull();

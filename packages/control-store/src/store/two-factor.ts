@@ -242,6 +242,10 @@ export class TwoFactorRecords {
     return row ? toSession(row) : null;
   }
 
+  async deleteTwoFactorSession(tokenHash: string): Promise<void> {
+    await this.db.deleteFrom('two_factor_sessions').where('token_hash', '=', tokenHash).execute();
+  }
+
   async deleteTwoFactorSessions(principalId: string): Promise<void> {
     await this.db.deleteFrom('two_factor_sessions').where('principal_id', '=', principalId).execute();
   }

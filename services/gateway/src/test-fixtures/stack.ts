@@ -77,6 +77,8 @@ export interface StackOptions {
   controlDatabaseUrl?: string;
   /** The gateway shares its tenants' limits with other gateways on the same store (off otherwise). */
   gatewayFleet?: GatewayFleetOptions;
+  /** The console's build the gateway serves at `/` (none otherwise: `/` answers 404). */
+  consoleDir?: string;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
@@ -133,6 +135,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     liveLimits: options.liveLimits,
     tenantConnections: options.tenantConnections,
     fleet: options.gatewayFleet,
+    consoleDir: options.consoleDir ?? null,
     now: () => clock.now ?? Date.now(),
   });
   const clients = gatewayClients(store, ca, () => gateway.url);
