@@ -15,13 +15,45 @@ const ParameterValueSchema = z.union([
 export const QueryParametersSchema = z.record(z.string().min(1).max(128), ParameterValueSchema);
 export type QueryParameters = z.infer<typeof QueryParametersSchema>;
 
-/** `POST /databases/{db}/queries` body. */
+/** The longest a query may wait for its index to catch up. */
+const MAX_WAIT_MS = 600_000;
+
+/**
+ * RavenDB's clients' `WaitForNonStaleResultsTimeout`: milliseconds (the Node client) or a TimeSpan
+ * (`00:00:15`, `1.00:00:00.5`, the .NET one), in milliseconds.
+ */
+const RavenTimeoutSchema = z.union([
+  z.number().int().min(0).max(MAX_WAIT_MS),
+  z
+    .string()
+    .regex(
+      /^(\d+\.)?\d{1,2}:\d{2}:\d{2}(\.\d{1,7})?$/,
+      'expected milliseconds or a TimeSpan such as 00:00:15',
+    )
+    .transform((text) => {
+      const [, days, hours, minutes, seconds] = /^(?:(\d+)\.)?(\d+):(\d+):(\d+(?:\.\d+)?)$/.exec(text)!;
+      return Math.round(
+        ((Number(days ?? 0) * 24 + Number(hours)) * 60 + Number(minutes)) * 60_000 + Number(seconds) * 1000,
+      );
+    })
+    .pipe(z.number().max(MAX_WAIT_MS, `the wait is at most ${MAX_WAIT_MS} ms`)),
+]);
+
+/**
+ * `POST /databases/{db}/queries` body. `WaitForNonStaleResultsTimeout`, `DisableCaching` and
+ * `SkipDuplicateChecking` are what RavenDB's clients send (docs/ravendb-compatibility.md): the first is the
+ * wait in their units, the other two change nothing here (every answer carries its result etag; results are
+ * never duplicated), and QueryParameters may be null.
+ */
 export const QueryRequestSchema = z
   .object({
     Query: z.string().min(1, 'the query is empty').max(MAX_QUERY_CHARS),
-    QueryParameters: QueryParametersSchema.optional(),
+    QueryParameters: QueryParametersSchema.nullish(),
     WaitForNonStaleResults: z.boolean().optional(),
-    WaitForNonStaleResultsTimeoutMs: z.number().int().min(0).max(600_000).optional(),
+    WaitForNonStaleResultsTimeoutMs: z.number().int().min(0).max(MAX_WAIT_MS).optional(),
+    WaitForNonStaleResultsTimeout: RavenTimeoutSchema.optional(),
+    DisableCaching: z.boolean().optional(),
+    SkipDuplicateChecking: z.boolean().optional(),
   })
   .strict();
 export type QueryRequest = z.infer<typeof QueryRequestSchema>;

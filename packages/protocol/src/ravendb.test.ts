@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RookeryError } from './errors.js';
+import { QueryRequestSchema } from './queries.js';
 import { isRavenClient, RavenDateSchema, toRavenCommandResult } from './ravendb.js';
 
 /** JSON.parse with the reviver RavenDB's client parses error bodies with (camel-cases every key). */
@@ -76,5 +77,23 @@ describe("RavenDB's dialect", () => {
   it('tells a RavenDB client by its Raven-Client-Version header', () => {
     expect(isRavenClient({ 'raven-client-version': '7.2.3' })).toBe(true);
     expect(isRavenClient({ 'user-agent': 'rookery' })).toBe(false);
+  });
+
+  it("reads a query's WaitForNonStaleResultsTimeout as milliseconds or a TimeSpan, and a null QueryParameters", () => {
+    const parse = (extra: Record<string, unknown>) =>
+      QueryRequestSchema.safeParse({ Query: 'from Users', ...extra });
+    expect(parse({ WaitForNonStaleResultsTimeout: 15_000 }).data?.WaitForNonStaleResultsTimeout).toBe(15_000);
+    expect(parse({ WaitForNonStaleResultsTimeout: '00:00:15' }).data?.WaitForNonStaleResultsTimeout).toBe(
+      15_000,
+    );
+    expect(parse({ WaitForNonStaleResultsTimeout: '00:01:02.5' }).data?.WaitForNonStaleResultsTimeout).toBe(
+      62_500,
+    );
+    expect(parse({ WaitForNonStaleResultsTimeout: '1.00:00:00' }).success).toBe(false);
+    expect(parse({ WaitForNonStaleResultsTimeout: 'soon' }).success).toBe(false);
+    expect(parse({ QueryParameters: null, DisableCaching: true, SkipDuplicateChecking: true }).success).toBe(
+      true,
+    );
+    expect(parse({ ProjectionBehavior: 'FromIndex' }).success).toBe(false);
   });
 });

@@ -12,6 +12,9 @@ import type { ErrorCode } from './errors.js';
  */
 export const RAVEN_CLIENT_VERSION_FIELD = 'raven-client-version';
 
+/** The header of RavenDB's answer for a database that does not exist (a 503, which its clients expect). */
+export const RAVEN_DATABASE_MISSING_FIELD = 'database-missing';
+
 /** True when the request comes from one of RavenDB's official clients (see RAVEN_CLIENT_VERSION_FIELD). */
 export function isRavenClient(headers: Readonly<Record<string, string | string[] | undefined>>): boolean {
   return headers[RAVEN_CLIENT_VERSION_FIELD] !== undefined;

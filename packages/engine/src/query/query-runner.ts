@@ -8,7 +8,7 @@ import {
   referencedIds,
   type SuggestionResult,
 } from '@rookery/protocol';
-import type { FieldPath, RqlQuery } from '@rookery/rql';
+import type { FieldPath, NumericValue, RqlQuery } from '@rookery/rql';
 import type { Database } from '../database.js';
 import { collectionsOf } from '../indexing/database-indexer.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, ResponseBudget } from '../response-budget.js';
@@ -439,8 +439,14 @@ function windowOf(
   limits: { defaultTake: number; maxTake: number },
 ): { skip: number; take: number } {
   const { ast, compiler } = prepared;
-  const skip = ast.offset ? nonNegative(compiler.number(ast.offset, 'offset'), 'offset') : 0;
-  const take = ast.limit ? nonNegative(compiler.number(ast.limit, 'limit'), 'limit') : limits.defaultTake;
+  // A parameter that is null stands for no offset or no limit: RavenDB's clients page every query with
+  // `limit $p0, $p1` and send null for the offset when only take() was called.
+  const count = (value: NumericValue | undefined, what: string) =>
+    value === undefined || compiler.value(value) === null
+      ? null
+      : nonNegative(compiler.number(value, what), what);
+  const skip = count(ast.offset, 'offset') ?? 0;
+  const take = count(ast.limit, 'limit') ?? limits.defaultTake;
   return { skip, take: Math.min(take, limits.maxTake) };
 }
 

@@ -1,9 +1,20 @@
-import { PROBLEM_CONTENT_TYPE, RookeryError, rookeryErrorFromThrown } from '@rookery/protocol';
+import {
+  isRavenClient,
+  PROBLEM_CONTENT_TYPE,
+  RAVEN_DATABASE_MISSING_FIELD,
+  RookeryError,
+  rookeryErrorFromThrown,
+} from '@rookery/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** Sends an error as `application/problem+json`. */
 export function sendProblem(reply: FastifyReply, error: RookeryError): FastifyReply {
-  return reply.code(error.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(error.toProblem()));
+  // RavenDB's clients read a 404 as "no such document" (a load answers null): they learn that the database
+  // is missing from RavenDB's own answer, a 503 with `Database-Missing`, and throw DatabaseDoesNotExistException.
+  if (error.code === 'DatabaseNotFound' && isRavenClient(reply.request.headers))
+    reply.code(503).header(RAVEN_DATABASE_MISSING_FIELD, error.message);
+  else reply.code(error.status);
+  return reply.type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(error.toProblem()));
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { QueryOptions } from '@rookery/engine';
 import {
   type QueryParameters,
+  QueryParametersSchema,
   type QueryRequest,
   QueryRequestSchema,
   QueryStringSchema,
@@ -10,8 +11,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ifNoneMatch } from '../http/etag.js';
 import { parseWith, type RouteContext } from './context.js';
-
-const ParametersSchema = QueryRequestSchema.shape.QueryParameters.unwrap();
 
 /** `POST /databases/{db}/queries` (RQL + parameters) and `GET /databases/{db}/queries?query=…`. */
 export function queryRoutes(app: FastifyInstance, context: RouteContext): void {
@@ -33,9 +32,10 @@ export function queryRoutes(app: FastifyInstance, context: RouteContext): void {
 export function queryOptionsOf(body: QueryRequest): QueryOptions {
   return {
     query: body.Query,
-    parameters: body.QueryParameters,
+    parameters: body.QueryParameters ?? undefined,
     waitForNonStaleResults: body.WaitForNonStaleResults,
-    waitForNonStaleResultsTimeoutMs: body.WaitForNonStaleResultsTimeoutMs,
+    waitForNonStaleResultsTimeoutMs:
+      body.WaitForNonStaleResultsTimeoutMs ?? body.WaitForNonStaleResultsTimeout,
   };
 }
 
@@ -77,5 +77,5 @@ function parseParameters(text: string): QueryParameters {
       'The parameters query-string value is not JSON; send an object such as {"name":"Ada"}',
     );
   }
-  return parseWith(z.object({}).catchall(z.unknown()).pipe(ParametersSchema), json, 'parameters');
+  return parseWith(z.object({}).catchall(z.unknown()).pipe(QueryParametersSchema), json, 'parameters');
 }
