@@ -1,6 +1,9 @@
-# The prod environment on AWS. Needs an AWS account: `tofu init` with the state bucket's settings,
-# then plan and apply (docs/operations.md, "Deploy"). Nothing here runs on the test machines.
-# Only what is prod's own is set here; every default lives once, in modules/deployment.
+# Rookery on AWS: one root module for every environment. What is an environment's own (its sizing profile
+# and tenants) is its <env>.tfvars here; what an operator supplies is <env>.operator.tfvars (from
+# operator.tfvars.example, not committed); its state is its own backend key (<env>.backend.hcl, not
+# committed) in its own working directory (TF_DATA_DIR=.terraform-<env>). Every default lives once, in
+# modules/deployment. Needs an AWS account (docs/operations.md, "Deploy"); nothing here runs on the test
+# machines.
 
 terraform {
   required_version = ">= 1.9.0"
@@ -12,7 +15,7 @@ terraform {
     }
   }
 
-  # Partial configuration: tofu init -backend-config=backend.hcl (bucket, key, region, use_lockfile).
+  # Partial configuration: tofu init -backend-config=<env>.backend.hcl (bucket, key, region, use_lockfile).
   backend "s3" {}
 }
 
@@ -20,7 +23,7 @@ provider "aws" {
   region = var.region
 
   default_tags {
-    tags = { ManagedBy = "opentofu", Repository = "rookery/infra/terraform/envs/prod" }
+    tags = { ManagedBy = "opentofu", Repository = "rookery/infra/terraform/envs/aws", Environment = var.environment }
   }
 }
 
@@ -28,8 +31,9 @@ module "rookery" {
   source = "../../modules/deployment"
 
   # The sizing profile: instance types and counts, Multi-AZ, deletion protection (modules/sizing).
-  environment = "prod"
-  tenants     = 2000
+  environment        = var.environment
+  tenants            = var.tenants
+  host_instance_type = var.host_instance_type
 
   region       = var.region
   azs          = var.azs

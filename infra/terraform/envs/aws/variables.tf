@@ -1,4 +1,21 @@
-# What an operator supplies (terraform.tfvars); modules/deployment/variables.tf says what each means.
+# What an environment is (<env>.tfvars, committed) and what an operator supplies (<env>.operator.tfvars);
+# modules/deployment/variables.tf says what each means.
+
+variable "environment" {
+  description = "prod or staging (<env>.tfvars): the sizing profile, and part of every name."
+  type        = string
+}
+
+variable "tenants" {
+  description = "Tenants the environment's fleet must hold (<env>.tfvars; modules/sizing turns it into hosts)."
+  type        = number
+}
+
+variable "host_instance_type" {
+  description = "A host instance type other than the profile's (NVMe families only); null: the profile's."
+  type        = string
+  default     = null
+}
 
 variable "region" {
   description = "The AWS region."

@@ -1,0 +1,3 @@
+# What staging is: `tofu plan -var-file=staging.tfvars -var-file=staging.operator.tfvars` (docs/operations.md, "Deploy").
+environment = "staging"
+tenants     = 200
