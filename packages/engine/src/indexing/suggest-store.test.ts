@@ -89,6 +89,27 @@ const put = (id: number, doc: WordDoc) => ({
   },
 });
 
+const edit = fc.record({
+  kind: fc.constantFrom('insert', 'delete', 'substitute', 'transpose'),
+  at: fc.nat(),
+  char: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'x'),
+});
+
+/** `source` with the edits applied in turn (positions taken modulo the length). */
+function misspell(source: string, edits: readonly { kind: string; at: number; char: string }[]): string {
+  let chars = Array.from(source);
+  for (const e of edits) {
+    const at = chars.length === 0 ? 0 : e.at % (chars.length + (e.kind === 'insert' ? 1 : 0));
+    if (e.kind === 'insert') chars.splice(at, 0, e.char);
+    else if (chars.length === 0) continue;
+    else if (e.kind === 'delete') chars.splice(at, 1);
+    else if (e.kind === 'substitute') chars[at] = e.char;
+    else if (at + 1 < chars.length)
+      chars = [...chars.slice(0, at), chars[at + 1]!, chars[at]!, ...chars.slice(at + 2)];
+  }
+  return chars.join('');
+}
+
 describe('the suggestion structure', () => {
   // Words over a small alphabet, so misspellings land near many terms; capitals check the lower-casing.
   const word = fc.stringMatching(/^[a-eA][a-e]{0,8}$/);
@@ -96,25 +117,6 @@ describe('the suggestion structure', () => {
     Text: fc.array(word, { minLength: 0, maxLength: 4 }),
     Tags: fc.array(word, { minLength: 0, maxLength: 3 }),
   });
-  const edit = fc.record({
-    kind: fc.constantFrom('insert', 'delete', 'substitute', 'transpose'),
-    at: fc.nat(),
-    char: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'x'),
-  });
-  const misspell = (source: string, edits: readonly { kind: string; at: number; char: string }[]) => {
-    let chars = Array.from(source);
-    for (const e of edits) {
-      const at = chars.length === 0 ? 0 : e.at % (chars.length + (e.kind === 'insert' ? 1 : 0));
-      if (e.kind === 'insert') chars.splice(at, 0, e.char);
-      else if (chars.length === 0) continue;
-      else if (e.kind === 'delete') chars.splice(at, 1);
-      else if (e.kind === 'substitute') chars[at] = e.char;
-      else if (at + 1 < chars.length)
-        chars = [...chars.slice(0, at), chars[at + 1]!, chars[at]!, ...chars.slice(at + 2)];
-    }
-    return chars.join('');
-  };
-
   it('answers as the rule does over random vocabularies, misspellings, updates and deletes (property)', async () => {
     let run = 0;
     const live = new Set<number>(); // ids stored by earlier runs
@@ -225,6 +227,27 @@ describe('the suggestion structure', () => {
 });
 
 describe('deletionVariants', () => {
+  it('shares a variant between any two terms within two edits, however long (property)', () => {
+    // The claim the structure rests on (suggest-variants.ts): checked on the whole terms' distance.
+    const text = fc.string({ unit: fc.constantFrom('a', 'b', 'c', 'x', '😀'), maxLength: 14 });
+    fc.assert(
+      fc.property(text, fc.array(edit, { maxLength: 3 }), (a, edits) => {
+        const b = misspell(a, edits);
+        fc.pre(a !== '' && a !== b);
+        if (rankSuggestions(a, [{ term: b, docs: 1 }], { maxDistance: 2 }).length === 0) return;
+        const stored = new Set(deletionVariants(b, 2));
+        for (const edits of [1, 2]) {
+          if (rankSuggestions(a, [{ term: b, docs: 1 }], { maxDistance: edits }).length === 0) continue;
+          expect(
+            deletionVariants(a, edits).some((v) => stored.has(v)),
+            `${a} / ${b}`,
+          ).toBe(true);
+        }
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
   it('deletes up to the given number of characters from the first seven', () => {
     expect(deletionVariants('abc', 1).sort()).toEqual(['ab', 'abc', 'ac', 'bc']);
     expect(deletionVariants('aab', 1).sort()).toEqual(['aa', 'aab', 'ab']);

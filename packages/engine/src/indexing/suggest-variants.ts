@@ -26,17 +26,24 @@ export const STORED_EDITS = 2;
  * term's first VARIANT_PREFIX code points, the prefix itself included.
  */
 export function deletionVariants(term: string, edits: number): string[] {
-  const prefix = Array.from(term).slice(0, VARIANT_PREFIX);
-  const seen = new Set<string>([prefix.join('')]);
-  let level: string[][] = [prefix];
+  const chars = Array.from(term);
+  const prefix = chars.length > VARIANT_PREFIX ? chars.slice(0, VARIANT_PREFIX).join('') : term;
+  const seen = new Set<string>([prefix]);
+  // Without surrogate pairs a code point is a code unit and slicing the string is enough (the common case,
+  // and about twice as fast as arrays of characters); otherwise work on code points.
+  const bmp = prefix.length === Math.min(chars.length, VARIANT_PREFIX);
+  let level: string[] = [prefix];
   for (let e = 0; e < edits; e++) {
-    const next: string[][] = [];
-    for (const chars of level) {
-      for (let i = 0; i < chars.length; i++) {
-        const shorter = [...chars.slice(0, i), ...chars.slice(i + 1)];
-        const key = shorter.join('');
-        if (seen.has(key)) continue;
-        seen.add(key);
+    const next: string[] = [];
+    for (const text of level) {
+      const units = bmp ? null : Array.from(text);
+      const length = units ? units.length : text.length;
+      for (let i = 0; i < length; i++) {
+        const shorter = units
+          ? units.slice(0, i).join('') + units.slice(i + 1).join('')
+          : text.slice(0, i) + text.slice(i + 1);
+        if (seen.has(shorter)) continue;
+        seen.add(shorter);
         next.push(shorter);
       }
     }
