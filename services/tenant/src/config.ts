@@ -1,6 +1,8 @@
 import path from 'node:path';
 import {
   type CatalogMirrorOptions,
+  DEFAULT_INDEX_SNAPSHOT_ETAGS,
+  DEFAULT_INDEX_SNAPSHOT_MS,
   DEFAULT_MAX_INDEXES,
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_SANDBOX_LIMITS,
@@ -130,6 +132,15 @@ export const TenantConfigSchema = z.object({
   indexDocumentTimeoutMs: z.coerce.number().int().min(1).default(DEFAULT_SANDBOX_LIMITS.documentTimeoutMs),
   /** Time one index's batch may spend in JavaScript maps before it is cut short for the other indexes, in ms. */
   indexBatchTimeMs: z.coerce.number().int().min(1).default(DEFAULT_SANDBOX_LIMITS.batchTimeMs),
+  /**
+   * A caught-up index is copied to the mirror once it moved this many etags past its last copy, or
+   * `indexSnapshotMinutes` after it with anything new (docs/mirror.md, "Index snapshots").
+   */
+  indexSnapshotEtags: z.coerce.number().int().min(1).default(DEFAULT_INDEX_SNAPSHOT_ETAGS),
+  indexSnapshotMinutes: z.coerce
+    .number()
+    .min(1 / 60)
+    .default(DEFAULT_INDEX_SNAPSHOT_MS / 60_000),
   /** Entries one document may emit into one index; over it the document is an index error. */
   indexMaxEntriesPerDocument: z.coerce
     .number()
@@ -165,6 +176,8 @@ const ENV_NAMES: Record<keyof TenantConfig, string> = {
   leaseMeasuredAtMs: 'ROOKERY_LEASE_MEASURED_AT_MS',
   indexerRequestTimeoutMs: 'ROOKERY_INDEXER_REQUEST_TIMEOUT_MS',
   indexMaxPerDatabase: 'ROOKERY_INDEX_MAX_PER_DATABASE',
+  indexSnapshotEtags: 'ROOKERY_INDEX_SNAPSHOT_ETAGS',
+  indexSnapshotMinutes: 'ROOKERY_INDEX_SNAPSHOT_MINUTES',
   indexSandboxBudgetMb: 'ROOKERY_INDEX_SANDBOX_BUDGET_MB',
   indexSandboxMemoryMb: 'ROOKERY_INDEX_SANDBOX_MEMORY_MB',
   indexDocumentTimeoutMs: 'ROOKERY_INDEX_DOCUMENT_TIMEOUT_MS',
@@ -221,6 +234,8 @@ const IndexerConfigSchema = TenantConfigSchema.pick({
   indexDocumentTimeoutMs: true,
   indexBatchTimeMs: true,
   indexMaxEntriesPerDocument: true,
+  indexSnapshotEtags: true,
+  indexSnapshotMinutes: true,
 });
 export type IndexerConfig = z.infer<typeof IndexerConfigSchema>;
 

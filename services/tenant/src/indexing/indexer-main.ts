@@ -66,8 +66,10 @@ async function work(): Promise<void> {
         // The database may have been closed or reopened while the batch was prepared.
         if (indexers.get(db) !== indexer) continue;
         for (const p of progress) send({ type: 'progress', db, ...p });
-        if (progress.length === 0) pending.delete(db);
-        else if (progress.every((p) => p.documents === 0 && p.errors > 0)) {
+        if (progress.length === 0) {
+          pending.delete(db);
+          await snapshotDue(db, indexer);
+        } else if (progress.every((p) => p.documents === 0 && p.errors > 0)) {
           pending.delete(db);
           backingOff.add(db);
           log.warn({ db, indexes: progress.map((p) => p.index) }, 'indexing failed; retrying in a second');
@@ -86,11 +88,45 @@ async function work(): Promise<void> {
   }
 }
 
+/**
+ * At a quiet point (every index of the database caught up), copies the indexes that are due to the
+ * mirror, so a restore can start from them instead of rebuilding (docs/mirror.md, "Index snapshots").
+ * A failed copy costs only a rebuild after a restore: it is logged and tried again at the next quiet point.
+ */
+async function snapshotDue(db: string, indexer: DatabaseIndexer): Promise<void> {
+  try {
+    for (const taken of await indexer.snapshotDue())
+      log.info(
+        { db, index: taken.name, etag: taken.etag, txid: taken.txid, bytes: taken.bytes },
+        'index copied to the mirror',
+      );
+  } catch (error) {
+    log.warn(
+      { err: error, db },
+      'could not copy an index to the mirror; trying again at the next quiet point',
+    );
+  }
+}
+
 function handle(message: ToIndexer): unknown {
   switch (message.type) {
     case 'open': {
       indexers.get(message.db)?.close();
-      indexers.set(message.db, new DatabaseIndexer(message.directory, indexerOptions));
+      indexers.set(
+        message.db,
+        new DatabaseIndexer(message.directory, {
+          ...indexerOptions,
+          ...(message.mirror === undefined
+            ? {}
+            : {
+                snapshots: {
+                  mirrorDirectory: message.mirror,
+                  everyEtags: config.indexSnapshotEtags,
+                  everyMs: config.indexSnapshotMinutes * 60_000,
+                },
+              }),
+        }),
+      );
       schedule(message.db);
       return null;
     }

@@ -77,9 +77,9 @@ export class IndexerProcess {
   }
 
   /** Starts indexing a database (idempotent). */
-  async openDatabase(db: string, directory: string): Promise<void> {
+  async openDatabase(db: string, directory: string, mirror?: string): Promise<void> {
     this.open.set(db, directory);
-    await this.request({ type: 'open', db, directory });
+    await this.request({ type: 'open', db, directory, ...(mirror === undefined ? {} : { mirror }) });
   }
 
   async closeDatabase(db: string): Promise<void> {

@@ -9,7 +9,14 @@ import { z } from 'zod';
 const DbSchema = z.string().min(1).max(64);
 
 export const ToIndexerSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('open'), id: z.number().int(), db: DbSchema, directory: z.string().min(1) }),
+  z.object({
+    type: z.literal('open'),
+    id: z.number().int(),
+    db: DbSchema,
+    directory: z.string().min(1),
+    /** The database's directory on the mirror, when it is mirrored: its indexes are copied there. */
+    mirror: z.string().min(1).optional(),
+  }),
   z.object({ type: z.literal('close'), id: z.number().int(), db: DbSchema }),
   z.object({ type: z.literal('nudge'), db: DbSchema }),
   z.object({ type: z.literal('put'), id: z.number().int(), db: DbSchema, definition: IndexDefinitionSchema }),

@@ -135,7 +135,7 @@ export class TenantIndexing {
   }
 
   private async start(db: Database, key: string): Promise<DatabaseQueries> {
-    await this.indexer.openDatabase(key, db.directory);
+    await this.indexer.openDatabase(key, db.directory, db.mirror?.directory);
     db.onCommit(() => this.indexer.nudge(key));
     const indexes = new IndexCatalog(db.directory);
     await this.reconcileDefinitions(db, indexes);
