@@ -78,6 +78,12 @@ export const HostConfigSchema = z.object({
     .default(['localhost', '127.0.0.1', '::1']),
   /** Rookery's CA (ca.crt and ca.key), which issues the relay's certificate; default: <dataDir>/control/ca. */
   caDir: z.string().min(1).optional(),
+  /**
+   * `handoff` (default): a relay connection for a tenant this host owns and runs goes to the tenant's
+   * process, which ends TLS (relay-handoff.ts); `pipe`: the host ends every relay connection's TLS and
+   * pipes to the tenant's socket (as before the hand-off; one more process in the data path).
+   */
+  relayMode: z.enum(['handoff', 'pipe']).default('handoff'),
   /** Between two sweeps of this host's reaper (0: this host runs none; docs/scale-out.md, "Failover"). */
   reaperIntervalMs: z.coerce
     .number()
@@ -123,6 +129,7 @@ const ENV_NAMES: Record<keyof HostConfig, string> = {
   relayPort: 'ROOKERY_HOST_RELAY_PORT',
   relayNames: 'ROOKERY_HOST_RELAY_NAMES',
   caDir: 'ROOKERY_CA_DIR',
+  relayMode: 'ROOKERY_RELAY_MODE',
   reaperIntervalMs: 'ROOKERY_REAPER_INTERVAL_MS',
   reaperGraceMs: 'ROOKERY_REAPER_GRACE_MS',
 };
@@ -138,6 +145,7 @@ export type FleetConfigKey =
   | 'relayPort'
   | 'relayNames'
   | 'caDir'
+  | 'relayMode'
   | 'reaperIntervalMs'
   | 'reaperGraceMs';
 

@@ -9,6 +9,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
+import type tls from 'node:tls';
 import type { SecureContextOptions, TLSSocket } from 'node:tls';
 import { serviceOf } from '@rookery/pki';
 import {
@@ -22,12 +23,14 @@ import {
 } from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { TenantOwnership } from './ownership.js';
+import { frontRelayConnections, type HandOffOptions } from './relay-handoff.js';
 import {
   buildHostApi,
   type HostServerOptions,
   INTERNAL_TOKEN_PROBLEM,
   internalTokenCheck,
 } from './server.js';
+import type { TenantMoves } from './tenant-moves.js';
 
 /** Services whose certificates may call the internal routes here; the relay itself is the gateway's only. */
 const ROUTE_CALLERS = new Set(['gateway', 'worker']);
@@ -40,10 +43,14 @@ export interface RelayTls {
   keyPem: string;
   /** Rookery's CA: the only issuer a peer's certificate may chain to. */
   caPem: string;
+  /** Issues the tenants' certificates for the hand-off (relay-handoff.ts); without it every connection is piped. */
+  tenantCertificates?: HandOffOptions['certificates'];
 }
 
 export interface RelayServerOptions extends HostServerOptions {
   ownership: Pick<TenantOwnership, 'confirm' | 'forget'>;
+  /** The tenants' doors: a tenant being moved is never handed a connection (relay-handoff.ts). */
+  moves?: Pick<TenantMoves, 'admit' | 'isMoving'>;
   tls: RelayTls;
 }
 
@@ -68,6 +75,15 @@ export function buildRelayServer(options: RelayServerOptions): FastifyInstance {
       .type('application/problem+json')
       .send(JSON.stringify(refusal.toProblem()));
   });
+  if (options.tls.tenantCertificates) {
+    frontRelayConnections(app.server as unknown as tls.Server, {
+      ownership: options.ownership,
+      supervisor: options.supervisor,
+      moves: options.moves,
+      certificates: options.tls.tenantCertificates,
+      helloTimeoutMs: RELAY_HEADERS_TIMEOUT_MS,
+    });
+  }
   const relay = new Relay(options);
   app.server.on('upgrade', (request: http.IncomingMessage, socket: Duplex, head: Buffer) =>
     relay.handle(request, socket as TLSSocket, head),

@@ -5,6 +5,7 @@
 // files, never by starting a tenant (tenant-stats.ts). This file orchestrates; the rules live beside it.
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
+import type { Socket } from 'node:net';
 import {
   type HostPurgeAnswer,
   type HostTenantInfo,
@@ -12,6 +13,7 @@ import {
   type HostTenantStats,
   type HostWakeAnswer,
   type LeaseReading,
+  type RelayTenantTls,
   RookeryError,
   TENANT_ID_PATTERN,
   TENANT_ID_RULE,
@@ -319,6 +321,16 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
     const id = this.checkId(tenantId);
     const t = this.tenants.get(id);
     return t ? infoOf(t, Date.now()) : stoppedInfo(id, this.paths.socketPathOf(id));
+  }
+
+  /**
+   * Fleet mode: passes a relay connection to the tenant's process if it is running (never wakes it: the
+   * peer is not authenticated yet). False when it is not: the caller keeps the connection.
+   */
+  handOff(tenantId: string, socket: Socket, hello: Buffer, tls: RelayTenantTls): boolean {
+    const t = this.tenants.get(tenantId);
+    if (t?.state !== 'running' || !t.process) return false;
+    return t.process.handOff(socket, hello, tls);
   }
 
   /** Every tenant with a directory on this host or a record in this process, sorted by id. */

@@ -3,7 +3,8 @@
 // pool of spare processes: tenant code already loaded, waiting to be handed a tenant, so a cold start costs
 // an IPC message and opening files instead of booting Node and loading every module.
 import { type ChildProcess, fork } from 'node:child_process';
-import type { LeaseMessage, LeaseReading } from '@rookery/protocol';
+import type { Socket } from 'node:net';
+import type { LeaseMessage, LeaseReading, RelayHandOffMessage, RelayTenantTls } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { TenantCommand } from './tenant-command.js';
@@ -71,6 +72,8 @@ export class TenantProcess {
   /** The indexer a spare started before it had a tenant: forked before the tenant's cgroup, so not in it yet. */
   indexerPid: number | undefined;
   private exit: Exit | null = null;
+  /** The serial of the relay certificate this process was given (handOff), if any. */
+  private relaySerial: string | null = null;
 
   constructor(
     readonly child: ChildProcess,
@@ -148,6 +151,29 @@ export class TenantProcess {
       // The tenant lapses at its old deadline on its own: a lost message costs writes, never safety.
       if (error) this.log.warn({ err: error }, 'could not pass the lease on to a tenant process');
     });
+  }
+
+  /**
+   * Fleet mode: passes an accepted relay connection to the process (relay-handoff.ts), with what the host
+   * read of it and, when this process has not got them yet, the tenant's TLS material. False when the
+   * process cannot take it (exited, channel closed): the host keeps the connection then.
+   */
+  handOff(socket: Socket, hello: Buffer, tls: RelayTenantTls): boolean {
+    if (!this.alive || !this.child.connected) return false;
+    const message: RelayHandOffMessage = {
+      type: 'relay-connection',
+      hello: hello.toString('base64'),
+      ...(this.relaySerial === tls.serial ? {} : { tls }),
+    };
+    this.relaySerial = tls.serial;
+    // keepOpen false: once sent, this process's copy of the socket is closed; the tenant holds the only one.
+    this.child.send(message, socket, { keepOpen: false }, (error) => {
+      if (!error) return;
+      this.relaySerial = null; // the material may not have arrived either
+      this.log.warn({ err: error }, 'could not hand a relay connection to the tenant process');
+      socket.destroy();
+    });
+    return true;
   }
 
   signal(signal: NodeJS.Signals): void {

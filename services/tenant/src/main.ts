@@ -12,6 +12,7 @@ import pino from 'pino';
 import { z } from 'zod';
 import { loadConfig } from './config.js';
 import { IndexerProcess } from './indexing/indexer-process.js';
+import { RelayConnections } from './relay-connections.js';
 import { buildTenantServer, type TenantServer } from './server.js';
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
@@ -154,6 +155,9 @@ server.app.log.info({ address, dataDir: config.dataDir }, 'tenant service listen
 
 // A supervisor that started us over IPC learns the address without parsing logs, and when we were last busy.
 if (process.send) {
+  // Fleet mode: gateways' relay connections the host hands over once this process runs (relay-connections.ts).
+  const relay = new RelayConnections(server.app.server, server.app.log);
+  process.on('message', (message, handle) => relay.receive(message, handle));
   // The indexer a spare started before it was this tenant's: the host puts it in the tenant's cgroup too (one
   // forked from now on inherits the tenant's).
   tellParent({ ready: true, address, ...(assigned ? { indexerPid: assigned.indexer.pid } : {}) });
