@@ -16,5 +16,6 @@ export * from './lifecycle.js';
 export * from './live.js';
 export * from './queries.js';
 export * from './ravendb.js';
+export * from './ravendb-indexes.js';
 export * from './relay.js';
 export * from './tenant-id.js';

@@ -1,11 +1,25 @@
 import { indexStatsOf } from '@rookery/engine';
-import { IndexDefinitionSchema, IndexNameSchema, type IndexStats, RookeryError } from '@rookery/protocol';
+import {
+  type IndexDefinition,
+  IndexDefinitionSchema,
+  IndexNameSchema,
+  type IndexStats,
+  isRavenPutIndexes,
+  RookeryError,
+} from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { DatabaseQueries } from '../indexing/tenant-indexing.js';
 import { parseWith, type RouteContext } from './context.js';
+import { putRavenIndexes } from './ravendb/indexes.js';
 
 const NameQuerySchema = z.object({ name: IndexNameSchema });
+/** Paging (every index by default) and `namesOnly=true` (names, not stats), as RavenDB's GetIndexNamesOperation sends. */
+const ListQuerySchema = z.object({
+  namesOnly: z.enum(['true', 'false']).optional(),
+  start: z.coerce.number().int().min(0).default(0),
+  pageSize: z.coerce.number().int().min(1).optional(),
+});
 
 /**
  * Index management: `PUT /databases/{db}/indexes` (create or replace),
@@ -16,21 +30,23 @@ export function indexRoutes(app: FastifyInstance, context: RouteContext): void {
   const queriesOf = (params: unknown) => context.indexing.forDatabase((params as { db: string }).db);
 
   app.put('/databases/:db/indexes', async (request, reply) => {
+    // RavenDB's clients send JavaScript indexes here, wrapped as {"Indexes": [...]} (routes/ravendb/indexes.ts).
+    if (isRavenPutIndexes(request.body)) return reply.send(await putRavenIndexes(context, request));
     const definition = parseWith(IndexDefinitionSchema, request.body, 'index definition');
-    if (definition.Name.toLowerCase().startsWith('auto/')) {
-      throw new RookeryError(
-        'InvalidIndexDefinition',
-        'Names starting with "Auto/" are reserved for automatic indexes; pick another name',
-      );
-    }
     const queries = await queriesOf(request.params);
-    const { created } = await context.indexing.defineIndex(queries.db, definition);
+    const { created } = await defineStaticIndex(context, queries, definition);
     return reply.code(created ? 201 : 200).send({ Index: definition.Name, Created: created });
   });
 
   app.get('/databases/:db/indexes', async (request) => {
+    const { namesOnly, start, pageSize } = parseWith(ListQuerySchema, request.query, 'query string');
     const queries = await queriesOf(request.params);
-    return { Results: queries.indexes.definitions().map((d) => statsOf(queries, d.Name)) };
+    const page = queries.indexes
+      .definitions()
+      .slice(start, pageSize === undefined ? undefined : start + pageSize);
+    return {
+      Results: namesOnly === 'true' ? page.map((d) => d.Name) : page.map((d) => statsOf(queries, d.Name)),
+    };
   });
 
   app.get('/databases/:db/indexes/stats', async (request) => {
@@ -53,6 +69,21 @@ export function indexRoutes(app: FastifyInstance, context: RouteContext): void {
     if (!reset) throw notFound(queries, name);
     return { Index: name, Reset: true };
   });
+}
+
+/** Creates or replaces a static index (names under `Auto/` belong to automatic indexes). */
+export function defineStaticIndex(
+  context: RouteContext,
+  queries: DatabaseQueries,
+  definition: IndexDefinition,
+): Promise<{ created: boolean }> {
+  if (definition.Name.toLowerCase().startsWith('auto/')) {
+    throw new RookeryError(
+      'InvalidIndexDefinition',
+      'Names starting with "Auto/" are reserved for automatic indexes; pick another name',
+    );
+  }
+  return context.indexing.defineIndex(queries.db, definition);
 }
 
 function statsOf(queries: DatabaseQueries, name: string): IndexStats {

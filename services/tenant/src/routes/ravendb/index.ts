@@ -3,7 +3,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { RouteContext } from '../context.js';
 import { hiloReturnRoute } from './hilo.js';
+import { ravenIndexRoutes } from './indexes.js';
 
 export function ravenRoutes(app: FastifyInstance, context: RouteContext): void {
   hiloReturnRoute(app, context);
+  ravenIndexRoutes(app, context);
 }
