@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Database } from '../database.js';
 import { IndexReader } from '../query/index-reader.js';
+import { MAX_SUGGEST_TERM_LENGTH } from '../query/suggestions.js';
 import { DatabaseIndexer } from './database-indexer.js';
 import { INDEXES_DIRECTORY, indexFileName } from './index-file.js';
 import { candidatePrefixes, rankSuggestions } from './suggest.js';
@@ -221,6 +222,71 @@ describe('the suggestion structure', () => {
       expect(before.suggest('Text', 'jqgrd', 3)).toEqual([]);
     } finally {
       before.close();
+      indexer.close();
+    }
+  });
+});
+
+describe('the term suggested for', () => {
+  it('is refused above MAX_SUGGEST_TERM_LENGTH with InvalidQuery naming the limit, on either path', async () => {
+    await db.batch([put(1, { Text: ['jquery'], Tags: ['jquery'] })]);
+    const indexer = new DatabaseIndexer(tmp.dir);
+    indexer.put(INDEX);
+    indexer.runUntilIdle();
+    const r = new IndexReader(fileOf(INDEX));
+    try {
+      for (const field of ['Text', 'Tags', 'Plain']) {
+        expect(r.suggest(field, 'x'.repeat(MAX_SUGGEST_TERM_LENGTH), 5)).toEqual([]);
+        expect(() => r.suggest(field, 'x'.repeat(MAX_SUGGEST_TERM_LENGTH + 1), 5)).toThrow(
+          expect.objectContaining({ code: 'InvalidQuery', message: expect.stringMatching(/at most 1,024/) }),
+        );
+      }
+    } finally {
+      r.close();
+      indexer.close();
+    }
+  });
+});
+
+describe('the suggestion structure of a map/reduce index', () => {
+  it('follows the groups: a word leaves when no group result holds it any more', async () => {
+    const definition: IndexDefinition = {
+      Name: 'Words/ByTeam',
+      Maps: [{ Collection: 'Words', Fields: { Team: 'Team', Words: 'Words' } }],
+      Reduce: { GroupBy: ['Team'], Aggregate: { Words: { Distinct: 'Words' } } },
+      Fields: { Words: { Indexing: 'Search', Suggestions: true } },
+    };
+    const player = (id: number, Team: string, Words: string[]) => ({
+      Type: 'PUT' as const,
+      Id: `words/${id}`,
+      Document: { Team, Words, '@metadata': { '@collection': 'Words' } },
+    });
+    await db.batch([
+      player(1, 'red', ['jquery', 'logging']),
+      player(2, 'red', ['jquery']),
+      player(3, 'blue', ['jquery', 'london']),
+    ]);
+    const indexer = new DatabaseIndexer(tmp.dir);
+    const r = () => new IndexReader(fileOf(definition));
+    try {
+      indexer.put(definition);
+      indexer.runUntilIdle();
+      // Entries are groups: jquery is in both, the others in one.
+      expect(storedVocabulary(fileOf(definition), 'Words')).toEqual(
+        new Map([
+          ['jquery', 2],
+          ['logging', 1],
+          ['london', 1],
+        ]),
+      );
+      await db.batch([player(1, 'red', ['jquery']), { Type: 'DELETE', Id: 'words/3' }]);
+      indexer.runUntilIdle();
+      expect(storedVocabulary(fileOf(definition), 'Words')).toEqual(new Map([['jquery', 1]]));
+      const reader = r();
+      expect(reader.suggest('Words', 'lndon', 5)).toEqual([]);
+      expect(reader.suggest('Words', 'jqeury', 5)).toEqual(['jquery']);
+      reader.close();
+    } finally {
       indexer.close();
     }
   });
