@@ -32,7 +32,8 @@ const RavenTimeoutSchema = z.union([
     )
     .transform((text) => {
       const [, days, hours, minutes, seconds] = /^(?:(\d+)\.)?(\d+):(\d+):(\d+(?:\.\d+)?)$/.exec(text)!;
-      return Math.round(
+      // Rounded up: a TimeSpan a tick past the limit is past it.
+      return Math.ceil(
         ((Number(days ?? 0) * 24 + Number(hours)) * 60 + Number(minutes)) * 60_000 + Number(seconds) * 1000,
       );
     })

@@ -90,6 +90,8 @@ describe("RavenDB's dialect", () => {
       62_500,
     );
     expect(parse({ WaitForNonStaleResultsTimeout: '1.00:00:00' }).success).toBe(false);
+    expect(parse({ WaitForNonStaleResultsTimeout: '00:10:00' }).success).toBe(true);
+    expect(parse({ WaitForNonStaleResultsTimeout: '00:10:00.0000001' }).success).toBe(false);
     expect(parse({ WaitForNonStaleResultsTimeout: 'soon' }).success).toBe(false);
     expect(parse({ QueryParameters: null, DisableCaching: true, SkipDuplicateChecking: true }).success).toBe(
       true,
