@@ -5,6 +5,7 @@ import './lib/node-runtime.mjs';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import {
+  ensureChromium,
   ensureDependencies,
   ensurePostgres,
   root,
@@ -22,6 +23,7 @@ const reports = () => workspaceDirectories().map((dir) => path.join(root, dir, R
 ensureDependencies();
 ensureNativeModulesMatchNode(runPnpm);
 ensurePostgres();
+ensureChromium();
 step('Lint (Biome)');
 runPnpm(['exec', 'biome', 'check', '.']);
 step('Type-check and build');

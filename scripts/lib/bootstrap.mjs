@@ -134,28 +134,52 @@ function findPostgresBin() {
  */
 export function ensurePostgres() {
   if (findPostgresBin()) return;
-  const root = typeof process.getuid === 'function' && process.getuid() === 0;
-  if (!root || !existsSync('/usr/bin/apt-get')) {
-    process.stderr.write(
-      '\n✖ PostgreSQL is needed by the tests and is not installed. Install it with ' +
-        '`sudo apt-get install -y --no-install-recommends postgresql` (Debian/Ubuntu), ' +
-        'or set ROOKERY_PG_BIN to a directory holding initdb and postgres.\n',
-    );
-    process.exit(1);
-  }
-  step('Installing PostgreSQL (Debian package "postgresql"; the tests start their own throwaway server)');
-  const aptEnv = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update'], ['install', '-y', '--no-install-recommends', 'postgresql']]) {
-    const result = spawnSync('apt-get', args, { stdio: 'inherit', env: aptEnv });
-    if (result.status !== 0) {
-      process.stderr.write(`\n✖ apt-get ${args.join(' ')} failed (exit ${result.status ?? result.signal})\n`);
-      process.exit(result.status ?? 1);
-    }
-  }
+  installDebianPackages(
+    ['postgresql'],
+    'PostgreSQL (Debian package "postgresql"; the tests start their own throwaway server)',
+    'or set ROOKERY_PG_BIN to a directory holding initdb and postgres',
+  );
   if (!findPostgresBin()) {
     process.stderr.write(
       '\n✖ PostgreSQL was installed but initdb and postgres were not found under /usr/lib/postgresql.\n',
     );
     process.exit(1);
+  }
+}
+
+/** Debian's Chromium for the console's browser tests (services/console/e2e), at ROOKERY_CHROMIUM or /usr/bin/chromium. */
+export function ensureChromium() {
+  const chromium = process.env.ROOKERY_CHROMIUM ?? '/usr/bin/chromium';
+  if (existsSync(chromium)) return;
+  // fonts-liberation (only recommended by the package): without a font the screenshots the tests save show boxes.
+  installDebianPackages(
+    ['chromium', 'fonts-liberation'],
+    'Chromium (Debian package "chromium", for the web console\'s browser tests)',
+    'or set ROOKERY_CHROMIUM to a Chromium binary',
+  );
+  if (!existsSync(chromium)) {
+    process.stderr.write(`\n✖ The chromium package was installed but ${chromium} is not there.\n`);
+    process.exit(1);
+  }
+}
+
+/** `apt-get install` as root (as CI runs); elsewhere, stops with the command to run and the alternative. */
+function installDebianPackages(names, what, otherwise) {
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!root || !existsSync('/usr/bin/apt-get')) {
+    process.stderr.write(
+      `\n✖ ${what} is needed by the tests and is not installed. Install it with ` +
+        `\`sudo apt-get install -y --no-install-recommends ${names.join(' ')}\` (Debian/Ubuntu), ${otherwise}.\n`,
+    );
+    process.exit(1);
+  }
+  step(`Installing ${what}`);
+  const aptEnv = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  for (const args of [['update'], ['install', '-y', '--no-install-recommends', ...names]]) {
+    const result = spawnSync('apt-get', args, { stdio: 'inherit', env: aptEnv });
+    if (result.status !== 0) {
+      process.stderr.write(`\n✖ apt-get ${args.join(' ')} failed (exit ${result.status ?? result.signal})\n`);
+      process.exit(result.status ?? 1);
+    }
   }
 }

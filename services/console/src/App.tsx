@@ -1,0 +1,131 @@
+// The console's frame: who is signed in (GET /auth/session), the sign-in page until a two-factor session
+// is open, then the database picker and the pages. Pages are chosen by the URL's hash (#documents,
+// #query), so the gateway serves one page, `/`, and the browser's back button still works.
+import { useCallback, useEffect, useState } from 'react';
+import {
+  ApiError,
+  call,
+  DatabasesSchema,
+  NothingSchema,
+  type Session,
+  SessionSchema,
+  setCsrfToken,
+} from './api.js';
+import { Documents } from './Documents.js';
+import { Query } from './Query.js';
+import { SignIn } from './SignIn.js';
+
+type Page = 'documents' | 'query';
+
+function pageOfHash(): Page {
+  return window.location.hash === '#query' ? 'query' : 'documents';
+}
+
+export function App() {
+  const [session, setSession] = useState<Session | null>(null);
+  const [state, setState] = useState<'loading' | 'signed-out' | 'signed-in' | 'failed'>('loading');
+  const [failure, setFailure] = useState('');
+
+  const refresh = useCallback(async () => {
+    try {
+      const { body } = await call('GET', '/auth/session', SessionSchema);
+      setCsrfToken(body.CsrfToken);
+      setSession(body);
+      setState('signed-in');
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'TwoFactorRequired') {
+        setCsrfToken(null);
+        setState('signed-out');
+        return;
+      }
+      setFailure(error instanceof Error ? error.message : String(error));
+      setState('failed');
+    }
+  }, []);
+
+  useEffect(() => {
+    void refresh();
+  }, [refresh]);
+
+  async function signOut() {
+    await call('POST', '/auth/sign-out', NothingSchema);
+    setCsrfToken(null);
+    setSession(null);
+    setState('signed-out');
+  }
+
+  if (state === 'loading') return <p className="centered">Loading…</p>;
+  if (state === 'failed') {
+    return (
+      <main className="centered">
+        <h1>Rookery</h1>
+        <p role="alert">The gateway did not answer as expected: {failure}</p>
+      </main>
+    );
+  }
+  if (state === 'signed-out' || session === null) return <SignIn onSignedIn={refresh} />;
+  return <SignedIn session={session} onSignOut={signOut} />;
+}
+
+function SignedIn({ session, onSignOut }: { session: Session; onSignOut: () => Promise<void> }) {
+  const [page, setPage] = useState<Page>(pageOfHash);
+  const [databases, setDatabases] = useState<string[]>([]);
+  const [database, setDatabase] = useState('');
+  const [error, setError] = useState('');
+
+  useEffect(() => {
+    const onHash = () => setPage(pageOfHash());
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+
+  useEffect(() => {
+    call('GET', '/databases', DatabasesSchema).then(
+      ({ body }) => {
+        setDatabases(body.Databases);
+        setDatabase((current) => current || body.Databases[0] || '');
+      },
+      (failure: Error) => setError(failure.message),
+    );
+  }, []);
+
+  return (
+    <div className="shell">
+      <header className="top">
+        <span className="brand">Rookery</span>
+        <nav aria-label="Pages">
+          <a href="#documents" aria-current={page === 'documents' ? 'page' : undefined}>
+            Documents
+          </a>
+          <a href="#query" aria-current={page === 'query' ? 'page' : undefined}>
+            Query
+          </a>
+        </nav>
+        <label className="database">
+          Database{' '}
+          <select value={database} onChange={(event) => setDatabase(event.target.value)}>
+            {databases.map((name) => (
+              <option key={name} value={name}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <span className="who">
+          {session.Principal.Name} ({session.Principal.TenantId ?? 'operator'})
+        </span>
+        <button type="button" onClick={() => void onSignOut()}>
+          Sign out
+        </button>
+      </header>
+      <main>
+        {error && <p role="alert">{error}</p>}
+        {database === '' && !error && (
+          <p>This tenant has no database yet: create one with PUT /admin/databases.</p>
+        )}
+        {database !== '' && page === 'documents' && <Documents key={database} database={database} />}
+        {database !== '' && page === 'query' && <Query key={database} database={database} />}
+      </main>
+    </div>
+  );
+}

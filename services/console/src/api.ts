@@ -1,0 +1,150 @@
+// The console's one way to the gateway: same-origin fetch (the browser presents the client certificate and
+// the session cookie itself), the CSRF token on every state-changing call (the gateway's
+// browser-session.ts), and every answer parsed with zod before the pages see it. A refusal becomes an
+// ApiError with the problem's stable code and, for a query the parser refused, where in the text.
+import { z } from 'zod';
+
+const ProblemSchema = z.looseObject({
+  code: z.string(),
+  detail: z.string().default(''),
+  line: z.number().int().optional(),
+  column: z.number().int().optional(),
+});
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    /** 1-based line and column of an InvalidQuery's syntax error. */
+    readonly position: { line: number; column: number } | null = null,
+  ) {
+    super(message);
+  }
+}
+
+let csrfToken: string | null = null;
+
+/** Remembers the session's CSRF token (from POST /auth/2fa or GET /auth/session). */
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
+
+export interface Answer<T> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export async function call<T>(
+  method: string,
+  path: string,
+  schema: z.ZodType<T>,
+  options: { body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Answer<T>> {
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET' && csrfToken !== null) headers['x-rookery-csrf'] = csrfToken;
+  const response = await fetch(path, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  const text = await response.text();
+  const json = parseJson(text);
+  if (!response.ok) throw toApiError(response.status, json, text);
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    throw new ApiError(
+      response.status,
+      'UnexpectedAnswer',
+      `${method} ${path}: ${z.prettifyError(parsed.error)}`,
+    );
+  }
+  return { status: response.status, body: parsed.data, headers: response.headers };
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function toApiError(status: number, json: unknown, text: string): ApiError {
+  const problem = ProblemSchema.safeParse(json);
+  if (!problem.success)
+    return new ApiError(status, 'UnexpectedAnswer', text.slice(0, 300) || `HTTP ${status}`);
+  const { code, detail, line, column } = problem.data;
+  const position = line !== undefined && column !== undefined ? { line, column } : null;
+  return new ApiError(status, code, detail || code, position);
+}
+
+// ── the answers the pages read ────────────────────────────────────────────
+
+export const RoleSchema = z.looseObject({ kind: z.string() });
+export const SessionSchema = z.object({
+  Principal: z.object({
+    Id: z.string(),
+    Name: z.string(),
+    Kind: z.string(),
+    TenantId: z.string().nullable(),
+    Role: RoleSchema,
+  }),
+  Binding: z.enum(['browser', 'certificate']).nullable(),
+  ExpiresAt: z.string().nullable(),
+  CsrfToken: z.string().nullable(),
+});
+export type Session = z.infer<typeof SessionSchema>;
+
+export const OpenedSchema = z.object({
+  Binding: z.string(),
+  ExpiresAt: z.string(),
+  CsrfToken: z.string().nullable(),
+});
+export const NothingSchema = z.unknown();
+
+export const DatabasesSchema = z.looseObject({ Databases: z.array(z.string()) });
+
+export const StatsSchema = z.looseObject({
+  CountOfDocuments: z.number(),
+  Collections: z.record(z.string(), z.number()),
+});
+
+export const MetadataSchema = z.looseObject({
+  '@id': z.string().optional(),
+  '@change-vector': z.string().optional(),
+  '@collection': z.string().optional(),
+  '@last-modified': z.string().optional(),
+});
+export const DocumentSchema = z.looseObject({ '@metadata': MetadataSchema.optional() });
+export type StoredDocument = z.infer<typeof DocumentSchema>;
+
+export const LoadedSchema = z.looseObject({ Results: z.array(DocumentSchema.nullable()) });
+export const PutSchema = z.looseObject({ Id: z.string(), ChangeVector: z.string() });
+
+export const QueryResultSchema = z.looseObject({
+  Results: z.array(z.unknown()),
+  TotalResults: z.number(),
+  IsStale: z.boolean(),
+  IndexName: z.string().nullable().optional(),
+  DurationInMs: z.number().optional(),
+});
+export type QueryResult = z.infer<typeof QueryResultSchema>;
+
+/** A database's paths through the gateway (names are percent-encoded: `a/b` stays one segment). */
+export function databasePath(database: string, rest: string): string {
+  return `/databases/${encodeURIComponent(database)}/${rest}`;
+}
+
+/** A document's body and its metadata, apart: the editor shows one and the other separately. */
+export function splitMetadata(document: StoredDocument): {
+  body: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+} {
+  const { '@metadata': metadata, ...body } = document;
+  return { body, metadata: metadata ?? {} };
+}
