@@ -40,6 +40,9 @@ export {
   definitionHash,
   type IndexRestoreOutcome,
   type IndexSnapshotEntry,
+  type IndexSnapshotManifest,
+  indexSnapshotFile,
+  indexSnapshotsForBackup,
   listIndexSnapshots,
 } from './mirror/index-snapshots.js';
 export { hasMirror, isDeleted } from './mirror/layout.js';

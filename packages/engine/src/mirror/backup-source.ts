@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { RookeryError } from '@rookery/protocol';
 import { walkChain } from './chain.js';
+import { type IndexSnapshotManifest, stageIndexSnapshot } from './index-snapshots.js';
 import {
   generationDir,
   listGenerations,
@@ -153,6 +154,11 @@ export class StagedMirror {
 
   snapshotPath(txid: number, takenAt: number): string {
     return path.join(this.generationDirectory, SNAPSHOTS_DIR, snapshotFileName(txid, takenAt));
+  }
+
+  /** Where an index snapshot from a backup goes (its manifest is written here; the restore verifies its checksum). */
+  indexSnapshotPath(manifest: IndexSnapshotManifest): string {
+    return stageIndexSnapshot(this.generationDirectory, manifest);
   }
 
   segmentPath(firstTxid: number): string {

@@ -151,6 +151,42 @@ export async function takeIndexSnapshot(
   }
 }
 
+/** The index file of a snapshot (what a backup carries). */
+export const indexSnapshotFile = (snapshot: IndexSnapshotEntry) =>
+  path.join(snapshot.directory, SNAPSHOT_FILE);
+
+/**
+ * Lays out, in a generation directory, the place of a snapshot coming back from a backup: writes its
+ * manifest and answers where its index file goes. It is verified like any other when restored.
+ */
+export function stageIndexSnapshot(generationDirectory: string, manifest: IndexSnapshotManifest): string {
+  const checked = ManifestSchema.parse(manifest);
+  const directory = path.join(
+    indexSnapshotsDir(generationDirectory, checked.name),
+    `${pad(checked.txid, 16)}-${pad(checked.etag, 16)}-${pad(checked.takenAt, 15)}`,
+  );
+  fs.mkdirSync(directory, { recursive: true });
+  fs.writeFileSync(path.join(directory, MANIFEST_FILE), JSON.stringify(checked));
+  return path.join(directory, SNAPSHOT_FILE);
+}
+
+/** The index snapshots a backup of `generation` up to `upToTxid` holds: of each index, the newest taken at or before it. */
+export function indexSnapshotsForBackup(
+  mirrorDirectory: string,
+  generation: string,
+  upToTxid: number,
+): IndexSnapshotEntry[] {
+  const newest = new Map<string, IndexSnapshotEntry>();
+  for (const snapshot of listIndexSnapshots(generationDir(mirrorDirectory, generation))) {
+    if (snapshot.txid > upToTxid) continue;
+    const key = path.dirname(snapshot.directory);
+    const known = newest.get(key);
+    if (!known || snapshot.etag > known.etag || (snapshot.etag === known.etag && snapshot.txid >= known.txid))
+      newest.set(key, snapshot);
+  }
+  return [...newest.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
 /**
  * Every complete snapshot of a generation, oldest first; `indexName` narrows it to one index.
  * Unfinished (dot) directories, foreign names and unreadable manifests are skipped: such a

@@ -12,6 +12,8 @@
 import fs from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import {
+  indexSnapshotFile,
+  indexSnapshotsForBackup,
   newestMirrorGeneration,
   newestMirrorSnapshot,
   readTransactionRun,
@@ -25,6 +27,7 @@ import type { BackupKey } from './backup-key.js';
 import {
   type BackupFileName,
   type BackupManifest,
+  indexBackupFileName,
   type ManifestFile,
   sealManifest,
   type VerifiedManifest,
@@ -53,7 +56,7 @@ export const DEFAULT_BACKUP_SETTINGS: BackupSettings = {
 export interface BackupProgress {
   backupId: string;
   kind: BackupKind;
-  phase: 'snapshot' | 'transactions' | 'manifest';
+  phase: 'snapshot' | 'transactions' | 'indexes' | 'manifest';
   /** Bytes read from the mirror so far, and about how many this backup will read. */
   bytesRead: number;
   bytesToRead: number;
@@ -74,6 +77,11 @@ export interface BackupRequest {
   now?: () => number;
   signal?: AbortSignal;
   onProgress?: (progress: Readonly<BackupProgress>) => void;
+  /**
+   * Carry the index snapshots the mirror holds (default true): a database restored from the backup
+   * then gets its indexes from them instead of rebuilding every one (docs/mirror.md, "Index snapshots").
+   */
+  indexes?: boolean;
 }
 
 export interface BackupOutcome {
@@ -238,6 +246,7 @@ class BackupWriter {
       snapshot: manifest.snapshot,
       afterTxid: manifest.position.txid,
       firstRun,
+      parentIndexes: manifest.indexes.map((entry) => ({ ...entry, in: entry.in ?? manifest.id })),
     });
   }
 
@@ -248,6 +257,8 @@ class BackupWriter {
     snapshot: BackupManifest['snapshot'];
     afterTxid: number;
     firstRun: TransactionRun;
+    /** The index snapshots the chain already stores, each with the backup holding its file. */
+    parentIndexes?: BackupManifest['indexes'];
   }): Promise<BackupManifest> {
     this.progress.phase = 'transactions';
     let stoppedBy = chain.firstRun.stoppedBy;
@@ -257,6 +268,11 @@ class BackupWriter {
       });
       await this.writeFile('transactions.rkb', runs);
     }
+    const position = this.lastWritten ?? { txid: chain.afterTxid, committedAt: null };
+    const indexes =
+      this.request.indexes === false
+        ? []
+        : await this.indexSnapshots(chain.generation, position.txid, chain.parentIndexes);
     this.progress.phase = 'manifest';
     this.report();
     const manifest: BackupManifest = {
@@ -271,11 +287,12 @@ class BackupWriter {
       generation: chain.generation,
       snapshot: chain.snapshot,
       afterTxid: chain.afterTxid,
-      position: this.lastWritten ?? { txid: chain.afterTxid, committedAt: null },
+      position,
       stoppedBy: stoppedBy === 'gap' ? 'gap' : 'end',
       compression: 'zstd',
       encryption: { algorithm: 'AES-256-GCM', keyVersion: this.request.key.version, chunkBytes: CHUNK_BYTES },
       files: this.files,
+      indexes,
     };
     const sealed = sealManifest(manifest, this.request.key);
     const bytes = await this.request.storage.write(
@@ -310,6 +327,52 @@ class BackupWriter {
       await yieldToLoop(); // reading a run is synchronous: let the rest of the worker breathe between runs
       run = readTransactionRun(this.request.mirrorDirectory, generation, run.lastTxid, RUN_BYTES);
     }
+  }
+
+  /**
+   * Lists the index snapshots of the database at this backup's position (indexSnapshotsForBackup: the
+   * newest of each index at or before it) and writes those the chain does not store yet; the others
+   * are listed with the backup that holds them. A snapshot pruned from the mirror before it was
+   * opened is left out: the restore rebuilds that index.
+   */
+  private async indexSnapshots(
+    generation: string,
+    upToTxid: number,
+    stored: BackupManifest['indexes'] = [],
+  ): Promise<BackupManifest['indexes']> {
+    this.progress.phase = 'indexes';
+    const carried: BackupManifest['indexes'] = [];
+    const same = (
+      a: BackupManifest['indexes'][number],
+      b: { sha256: string; txid: number; etag: number; name: string },
+    ) => a.sha256 === b.sha256 && a.txid === b.txid && a.etag === b.etag && a.name === b.name;
+    let files = 0;
+    for (const snapshot of indexSnapshotsForBackup(this.request.mirrorDirectory, generation, upToTxid)) {
+      const known = stored.find((entry) => same(entry, snapshot));
+      if (known) {
+        carried.push(known);
+        continue;
+      }
+      let handle: fs.promises.FileHandle;
+      try {
+        // Opened first: what is open stays readable if the mirror prunes it meanwhile.
+        handle = await fs.promises.open(indexSnapshotFile(snapshot), 'r');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw error;
+      }
+      const file = indexBackupFileName(files++);
+      try {
+        this.progress.bytesToRead += snapshot.bytes;
+        const source = handle.createReadStream({ highWaterMark: CHUNK_BYTES, autoClose: false });
+        await this.writeFile(file, this.countReads(source));
+      } finally {
+        await handle.close();
+      }
+      const { name, definitionHash, etag, txid, takenAt, bytes, sha256 } = snapshot;
+      carried.push({ file, name, definitionHash, etag, txid, takenAt, bytes, sha256 });
+    }
+    return carried;
   }
 
   private async *countReads(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {

@@ -13,11 +13,14 @@ const Sha256Schema = z.string().regex(/^[0-9a-f]{64}$/);
 const TxidSchema = z.number().int().min(0);
 
 export const BACKUP_FILES = ['snapshot.rkb', 'transactions.rkb'] as const;
-export type BackupFileName = (typeof BACKUP_FILES)[number];
+/** An index snapshot's file: `index-<n>.rkb`, numbered in the order of the manifest's `indexes`. */
+const IndexFileNameSchema = z.string().regex(/^index-\d{1,4}\.rkb$/) as z.ZodType<`index-${number}.rkb`>;
+export type BackupFileName = (typeof BACKUP_FILES)[number] | `index-${number}.rkb`;
+export const indexBackupFileName = (n: number): `index-${number}.rkb` => `index-${n}.rkb`;
 
 export const ManifestFileSchema = z
   .object({
-    name: z.enum(BACKUP_FILES),
+    name: z.union([z.enum(BACKUP_FILES), IndexFileNameSchema]),
     plainBytes: z.number().int().min(0),
     plainSha256: Sha256Schema,
     storedBytes: z.number().int().min(0),
@@ -58,6 +61,31 @@ export const BackupManifestSchema = z
       })
       .strict(),
     files: z.array(ManifestFileSchema),
+    /**
+     * The index snapshots of the database at this backup's position (docs/mirror.md, "Index
+     * snapshots"), with the labels the mirror gave them: each one's file is in this backup, or, when
+     * `in` names an earlier backup of the chain, in that one (a copy that did not change since is
+     * stored once). A restore lays out those of every backup in the chain beside the snapshot and
+     * takes each index from the newest one it can trust, exactly as from the mirror. Empty in
+     * backups made before they existed, or made without them.
+     */
+    indexes: z
+      .array(
+        z
+          .object({
+            file: IndexFileNameSchema,
+            in: BackupIdSchema.optional(),
+            name: z.string().min(1).max(256),
+            definitionHash: Sha256Schema,
+            etag: z.number().int().min(0),
+            txid: TxidSchema,
+            takenAt: z.number().int().min(0),
+            bytes: z.number().int().min(0),
+            sha256: Sha256Schema,
+          })
+          .strict(),
+      )
+      .default([]),
   })
   .strict()
   .superRefine((manifest, ctx) => {
@@ -70,6 +98,16 @@ export const BackupManifestSchema = z
       ctx.addIssue({
         code: 'custom',
         message: 'an incremental backup, and only an incremental one, has a parent',
+      });
+    const indexFiles = manifest.indexes.filter((i) => i.in === undefined).map((i) => i.file);
+    if (
+      new Set(indexFiles).size !== indexFiles.length ||
+      indexFiles.some((f) => !names.includes(f)) ||
+      names.some((n) => n.startsWith('index-') && !indexFiles.includes(n as `index-${number}.rkb`))
+    )
+      ctx.addIssue({
+        code: 'custom',
+        message: 'every index file is listed once among the indexes, and only those',
       });
     if (manifest.position.txid > manifest.afterTxid !== names.includes('transactions.rkb'))
       ctx.addIssue({

@@ -55,6 +55,8 @@ export interface RestoreOutcome {
   committedAt: number | null;
   transactionsReplayed: number;
   stoppedBy: 'end' | 'until' | 'gap';
+  /** Indexes placed from the backup's index snapshots, and those left for the tenant to rebuild. */
+  indexes: { restored: string[]; rebuilt: string[] };
   bytesRead: number;
 }
 
@@ -89,8 +91,10 @@ export async function restoreBackup(request: RestoreRequest): Promise<RestoreOut
     const full = chain[0]!;
     const staged = new StagedMirror(scratch, full.generation);
     for (const { manifest, file } of files) {
-      const destination =
-        file.name === 'snapshot.rkb'
+      const index = manifest.indexes.find((i) => i.in === undefined && i.file === file.name);
+      const destination = index
+        ? staged.indexSnapshotPath(index)
+        : file.name === 'snapshot.rkb'
           ? staged.snapshotPath(full.snapshot.txid, full.snapshot.takenAt)
           : staged.segmentPath(manifest.afterTxid + 1);
       await decryptTo(catalog, manifest, file, destination, request.key, counted);
@@ -113,6 +117,10 @@ export async function restoreBackup(request: RestoreRequest): Promise<RestoreOut
       committedAt: restored.committedAt,
       transactionsReplayed: restored.transactionsReplayed,
       stoppedBy: restored.stoppedBy,
+      indexes: {
+        restored: restored.indexes.restored.map((i) => i.name),
+        rebuilt: restored.indexes.rebuilt,
+      },
       bytesRead: progress.bytesRead,
     };
   } finally {
