@@ -7,15 +7,19 @@
 //   which reads the suggestion structure (src/indexing/suggest-store.ts). The same on a copy of
 //   the index file without the structure measures the rule before it (prefix scans of fts_vocab).
 // - PostgreSQL: a private server (@rookery/testkit), the index's vocabulary with its document
-//   counts in `vocab(term text primary key, docs int)`, a GiST pg_trgm index on term, and the
+//   counts in a table `(term text primary key, docs int)`, a GiST pg_trgm index on term, and the
 //   trigram KNN query an expert writes for "did you mean": `ORDER BY term <-> $1 LIMIT 5`
 //   (GIN cannot order by distance), a prepared statement over the Unix socket.
 //
 // The typos are varied, not one repeated: TYPOS terms drawn from the vocabulary weighted by their
 // document counts (as users search), each with one or two random edits (insert, delete,
-// substitute, transpose), cycled ITERATIONS times after a warm-up. Both sides answer every typo;
+// substitute, transpose), cycled ITERATIONS times after a warm-up. Every typo is first checked to get
+// the same answer from the structure as from the prefix scan (the run stops otherwise); both sides answer it;
 // `top1_in_pg_top5` says how often Rookery's first suggestion is among PostgreSQL's five (the
 // rankings differ by design: edit distance, then frequency, against trigram similarity).
+//
+// The same for a bigger vocabulary: the package ids (`Packages/Ids`, PackageId a term field with
+// Suggestions: true, tens of thousands of terms at 100k documents); keys are prefixed `query_` / `ids_`.
 //
 // Also measured: what keeping the structure costs a build (`index_build_s` against the same index
 // without Suggestions, `index_build_without_suggestions_s`, built before it on the same documents), and
@@ -47,6 +51,12 @@ const ITERATIONS = arg('iterations', 2_000);
 const TYPOS = arg('typos', 500);
 const CHUNK = 5_000;
 const INDEX = PACKAGES_SEARCH_INDEX as IndexDefinition;
+/** A bigger vocabulary: the package ids themselves (a term field), tens of thousands of them. */
+const IDS_INDEX: IndexDefinition = {
+  Name: 'Packages/Ids',
+  Maps: [{ Collection: 'Packages', Fields: { PackageId: 'PackageId' } }],
+  Fields: { PackageId: { Suggestions: true } },
+};
 const log = (message: string) =>
   process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
 const round = (n: number) => Math.round(n * 1000) / 1000;
@@ -105,7 +115,7 @@ function typosOf(vocabulary: { term: string; docs: number }[], count: number): s
   return [...typos];
 }
 
-async function buildRookery(dir: string): Promise<{ file: string; indexMs: number; plainMs: number }> {
+async function buildRookery(dir: string): Promise<{ indexMs: number; plainMs: number }> {
   const db = Database.create(dir, 'nuget');
   log(`inserting ${DOCS.toLocaleString('en')} package versions`);
   let chunk: { Id: string; Document: Record<string, unknown> }[] = [];
@@ -137,8 +147,9 @@ async function buildRookery(dir: string): Promise<{ file: string; indexMs: numbe
   const plainMs = build(plain);
   indexer.delete(plain.Name);
   const indexMs = build(INDEX);
+  build(IDS_INDEX);
   indexer.close();
-  return { file: path.join(dir, INDEXES_DIRECTORY, indexFileName(INDEX.Name)), indexMs, plainMs };
+  return { indexMs, plainMs };
 }
 
 /** A copy of the index file as an older version wrote it: no suggestion structure, so suggest scans. */
@@ -154,110 +165,152 @@ function copyWithoutStructure(file: string, copy: string): void {
   old.close();
 }
 
-async function main(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rookery-bench-suggest-'));
-  const server = await startPostgres();
-  const client = new pg.Client({ host: server.socketDir, port: server.port, user: 'postgres' });
+interface Figures {
+  vocabulary_terms: number;
+  variant_rows: number;
+  typos: number;
+  rookery_p50_ms: number;
+  rookery_p99_ms: number;
+  rookery_scan_p50_ms: number;
+  rookery_scan_p99_ms: number;
+  postgres_knn_p50_ms: number;
+  postgres_knn_p99_ms: number;
+  ratio_p50: number;
+  ratio_p99: number;
+  answered_share: number;
+  top1_in_pg_top5_share: number;
+}
+
+/** One field's vocabulary on both sides: the same terms and counts, the same typos, the answers checked. */
+async function compare(
+  client: pg.Client,
+  dir: string,
+  definition: IndexDefinition,
+  field: string,
+  table: string,
+): Promise<Figures> {
+  const file = path.join(dir, INDEXES_DIRECTORY, indexFileName(definition.Name));
+  const raw = new BetterSqlite3(file, { readonly: true });
+  const vocabulary = raw
+    .prepare(
+      `SELECT v.term AS term, v.docs AS docs FROM suggest_vocab v JOIN fields f ON f.id = v.field
+       WHERE f.name = ? ORDER BY v.docs DESC, v.term`,
+    )
+    .all(field) as { term: string; docs: number }[];
+  const variants = (raw.prepare('SELECT count(*) AS n FROM suggest_variants').get() as { n: number }).n;
+  raw.close();
+  log(
+    `${definition.Name} ${field}: ${vocabulary.length.toLocaleString('en')} terms, ${variants} variant rows`,
+  );
+
+  await client.query(`CREATE TABLE ${table} (term text PRIMARY KEY, docs integer NOT NULL)`);
+  for (let i = 0; i < vocabulary.length; i += 10_000) {
+    const slice = vocabulary.slice(i, i + 10_000);
+    await client.query(`INSERT INTO ${table} (term, docs) SELECT * FROM unnest($1::text[], $2::int[])`, [
+      slice.map((v) => v.term),
+      slice.map((v) => v.docs),
+    ]);
+  }
+  await client.query(`CREATE INDEX ${table}_trgm ON ${table} USING gist (term gist_trgm_ops)`);
+  await client.query(`VACUUM ANALYZE ${table}`);
+  const knn = { name: `knn_${table}`, text: `SELECT term FROM ${table} ORDER BY term <-> $1 LIMIT 5` };
+  const plan = await client.query(`EXPLAIN SELECT term FROM ${table} ORDER BY term <-> 'jquryt' LIMIT 5`);
+  const planText = plan.rows.map((r: Record<string, string>) => Object.values(r)[0]).join(' | ');
+  if (!planText.includes(`${table}_trgm`))
+    throw new Error(`PostgreSQL does not use the trigram index: ${planText}`);
+
+  const typos = typosOf(vocabulary, TYPOS);
+  log(`${typos.length} distinct typos, e.g. ${typos.slice(0, 6).join(', ')}`);
+  const reader = new IndexReader(file);
+  const scanFile = path.join(dir, `scan-${table}.db`);
+  copyWithoutStructure(file, scanFile);
+  const scanning = new IndexReader(scanFile);
   try {
-    const { file, indexMs, plainMs } = await buildRookery(dir);
-    const raw = new BetterSqlite3(file, { readonly: true });
-    const vocabulary = raw
-      .prepare(
-        `SELECT v.term AS term, v.docs AS docs FROM suggest_vocab v JOIN fields f ON f.id = v.field
-         WHERE f.name = 'Query' ORDER BY v.docs DESC, v.term`,
-      )
-      .all() as { term: string; docs: number }[];
-    const variants = (raw.prepare('SELECT count(*) AS n FROM suggest_variants').get() as { n: number }).n;
-    raw.close();
-    log(`vocabulary of Query: ${vocabulary.length.toLocaleString('en')} terms, ${variants} variant rows`);
-
-    // The structure built on open, as for a file made before it: the indexer's open is timed.
-    const oldDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rookery-bench-suggest-old-'));
-    const oldFile = path.join(oldDir, INDEXES_DIRECTORY, indexFileName(INDEX.Name));
-    fs.mkdirSync(path.dirname(oldFile), { recursive: true });
-    copyWithoutStructure(file, oldFile);
-    fs.copyFileSync(path.join(dir, 'docs.db'), path.join(oldDir, 'docs.db'));
-    const scanCopy = path.join(oldDir, 'scan.db');
-    copyWithoutStructure(file, scanCopy);
-    const scanning = new IndexReader(scanCopy);
-    const openStarted = performance.now();
-    new DatabaseIndexer(oldDir).close();
-    const buildOnOpenMs = performance.now() - openStarted;
-    log(`structure built on open in ${buildOnOpenMs.toFixed(0)} ms`);
-
-    await client.connect();
-    await client.query('CREATE EXTENSION pg_trgm');
-    await client.query('CREATE TABLE vocab (term text PRIMARY KEY, docs integer NOT NULL)');
-    for (let i = 0; i < vocabulary.length; i += 1_000) {
-      const slice = vocabulary.slice(i, i + 1_000);
-      await client.query(`INSERT INTO vocab (term, docs) SELECT * FROM unnest($1::text[], $2::int[])`, [
-        slice.map((v) => v.term),
-        slice.map((v) => v.docs),
-      ]);
-    }
-    await client.query('CREATE INDEX vocab_trgm ON vocab USING gist (term gist_trgm_ops)');
-    await client.query('VACUUM ANALYZE vocab');
-    const knn = { name: 'knn', text: 'SELECT term FROM vocab ORDER BY term <-> $1 LIMIT 5' };
-    const plan = await client.query(`EXPLAIN SELECT term FROM vocab ORDER BY term <-> 'jquryt' LIMIT 5`);
-    const planText = plan.rows.map((r: Record<string, string>) => Object.values(r)[0]).join(' | ');
-    if (!planText.includes('vocab_trgm'))
-      throw new Error(`PostgreSQL does not use the trigram index: ${planText}`);
-
-    const typos = typosOf(vocabulary, TYPOS);
-    log(`${typos.length} distinct typos, e.g. ${typos.slice(0, 8).join(', ')}`);
-
-    const reader = new IndexReader(file);
     let top1InPg = 0;
     let answered = 0;
-    let sameAsScan = 0;
     for (const typo of typos) {
-      const ours = reader.suggest('Query', typo, 5);
+      const ours = reader.suggest(field, typo, 5);
+      const before = scanning.suggest(field, typo, 5);
+      if (JSON.stringify(ours) !== JSON.stringify(before))
+        throw new Error(
+          `for ${typo} the structure answered ${ours.join(', ')}, the scan ${before.join(', ')}`,
+        );
       const theirs = (await client.query<{ term: string }>({ ...knn, values: [typo] })).rows.map(
         (r) => r.term,
       );
-      if (JSON.stringify(ours) === JSON.stringify(scanning.suggest('Query', typo, 5))) sameAsScan++;
       if (ours.length > 0) answered++;
       if (ours[0] !== undefined && theirs.includes(ours[0])) top1InPg++;
     }
-    if (sameAsScan !== typos.length)
-      throw new Error(`the structure answered ${typos.length - sameAsScan} typos unlike the scan`);
-
-    const rookery = await measure('rookery suggest', (i) =>
-      reader.suggest('Query', typos[i % typos.length]!, 5),
+    const typo = (i: number) => typos[i % typos.length]!;
+    const rookery = await measure(`${field}: rookery suggest`, (i) => reader.suggest(field, typo(i), 5));
+    const scan = await measure(`${field}: rookery by prefix scan (before)`, (i) =>
+      scanning.suggest(field, typo(i), 5),
     );
-    const scan = await measure('rookery suggest by prefix scan (before)', (i) =>
-      scanning.suggest('Query', typos[i % typos.length]!, 5),
+    const postgres = await measure(`${field}: postgres pg_trgm knn`, (i) =>
+      client.query({ ...knn, values: [typo(i)] }),
     );
-    const postgres = await measure('postgres pg_trgm knn', (i) =>
-      client.query({ ...knn, values: [typos[i % typos.length]!] }),
-    );
-    const floor = await measure('postgres SELECT 1', () => client.query({ name: 'one', text: 'SELECT 1' }));
-    reader.close();
-    scanning.close();
-    fs.rmSync(oldDir, { recursive: true, force: true });
-
-    const line = {
-      bench: 'vs-postgres-suggest',
-      docs: DOCS,
+    return {
       vocabulary_terms: vocabulary.length,
       variant_rows: variants,
       typos: typos.length,
-      iterations: ITERATIONS,
-      index_build_s: round(indexMs / 1000),
-      index_build_without_suggestions_s: round(plainMs / 1000),
-      structure_build_on_open_ms: round(buildOnOpenMs),
-      rookery_suggest_p50_ms: rookery.p50,
-      rookery_suggest_p99_ms: rookery.p99,
-      rookery_suggest_scan_p50_ms: scan.p50,
-      rookery_suggest_scan_p99_ms: scan.p99,
-      postgres_trgm_knn_p50_ms: postgres.p50,
-      postgres_trgm_knn_p99_ms: postgres.p99,
-      postgres_select1_p50_ms: floor.p50,
+      rookery_p50_ms: rookery.p50,
+      rookery_p99_ms: rookery.p99,
+      rookery_scan_p50_ms: scan.p50,
+      rookery_scan_p99_ms: scan.p99,
+      postgres_knn_p50_ms: postgres.p50,
+      postgres_knn_p99_ms: postgres.p99,
       ratio_p50: round(postgres.p50 / rookery.p50),
       ratio_p99: round(postgres.p99 / rookery.p99),
       answered_share: round(answered / typos.length),
       top1_in_pg_top5_share: round(top1InPg / Math.max(1, answered)),
     };
+  } finally {
+    reader.close();
+    scanning.close();
+  }
+}
+
+/** How long the indexer takes to build the structure on opening a file made before it (docs.db beside it). */
+function buildOnOpenMs(dir: string): number {
+  const oldDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rookery-bench-suggest-old-'));
+  try {
+    const oldFile = path.join(oldDir, INDEXES_DIRECTORY, indexFileName(INDEX.Name));
+    fs.mkdirSync(path.dirname(oldFile), { recursive: true });
+    copyWithoutStructure(path.join(dir, INDEXES_DIRECTORY, indexFileName(INDEX.Name)), oldFile);
+    fs.copyFileSync(path.join(dir, 'docs.db'), path.join(oldDir, 'docs.db'));
+    const started = performance.now();
+    new DatabaseIndexer(oldDir).close();
+    const ms = performance.now() - started;
+    log(`structure built on open in ${ms.toFixed(0)} ms`);
+    return ms;
+  } finally {
+    fs.rmSync(oldDir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rookery-bench-suggest-'));
+  const server = await startPostgres();
+  const client = new pg.Client({ host: server.socketDir, port: server.port, user: 'postgres' });
+  try {
+    const { indexMs, plainMs } = await buildRookery(dir);
+    const openMs = buildOnOpenMs(dir);
+    await client.connect();
+    await client.query('CREATE EXTENSION pg_trgm');
+    const query = await compare(client, dir, INDEX, 'Query', 'vocab_query');
+    const ids = await compare(client, dir, IDS_INDEX, 'PackageId', 'vocab_ids');
+    const floor = await measure('postgres SELECT 1', () => client.query({ name: 'one', text: 'SELECT 1' }));
+    const line: Record<string, number | string> = {
+      bench: 'vs-postgres-suggest',
+      docs: DOCS,
+      iterations: ITERATIONS,
+      index_build_s: round(indexMs / 1000),
+      index_build_without_suggestions_s: round(plainMs / 1000),
+      structure_build_on_open_ms: round(openMs),
+      postgres_select1_p50_ms: floor.p50,
+    };
+    for (const [key, value] of Object.entries(query)) line[`query_${key}`] = value;
+    for (const [key, value] of Object.entries(ids)) line[`ids_${key}`] = value;
     process.stdout.write(`${JSON.stringify(line)}\n`);
   } finally {
     await client.end().catch(() => undefined);

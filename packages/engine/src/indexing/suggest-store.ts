@@ -2,6 +2,7 @@ import type { IndexDefinition } from '@rookery/protocol';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { EntryRows } from './entry-rows.js';
 import { ftsColumnOf, searchFieldsOf } from './index-file.js';
+import { codePointLength } from './suggest.js';
 import { deletionVariants, STORED_EDITS } from './suggest-variants.js';
 
 /**
@@ -15,10 +16,13 @@ import { deletionVariants, STORED_EDITS } from './suggest-variants.js';
  *   FTS5 tokens, which nothing else in the file can give cheaply (fts5vocab
  *   walks a term's whole doclist to count it: that was most of the 6 ms a
  *   suggestion cost on 1M documents).
- * - `suggest_variants(field, variant, term)`: each term under each of its
- *   deletion variants (suggest-variants.ts): the candidates of a query are
- *   the terms sharing one of its variants, found with ≤ 29 B-tree seeks
- *   whatever the vocabulary's size.
+ * - `suggest_variants(field, variant, length, term)`: each term under each of
+ *   its deletion variants (suggest-variants.ts), with its length in code
+ *   points: the candidates of a query are the terms sharing one of its
+ *   variants whose length is within the allowed distance of its own, found
+ *   with ≤ 29 B-tree range seeks whatever the vocabulary's size. The length
+ *   matters where many terms share their first characters (package ids:
+ *   `microsoft.…`), so share the variants of those.
  * - `suggest_tokens(entry, tokens)`: a full-text entry's distinct tokens of
  *   those fields (`<field id>\t<token>` lines), because the FTS table is
  *   contentless: a removed entry's tokens could not be known otherwise.
@@ -32,14 +36,20 @@ CREATE TABLE IF NOT EXISTS suggest_vocab (
   field INTEGER NOT NULL, term TEXT NOT NULL, docs INTEGER NOT NULL, PRIMARY KEY (field, term)
 ) STRICT, WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS suggest_variants (
-  field INTEGER NOT NULL, variant TEXT NOT NULL, term TEXT NOT NULL, PRIMARY KEY (field, variant, term)
+  field INTEGER NOT NULL, variant TEXT NOT NULL, length INTEGER NOT NULL, term TEXT NOT NULL,
+  PRIMARY KEY (field, variant, length, term)
 ) STRICT, WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS suggest_tokens (entry INTEGER PRIMARY KEY, tokens TEXT NOT NULL) STRICT;
 `;
 
 /** meta key holding the structure's version: absent in files made before it (the reader then scans, as before). */
 export const SUGGEST_META_KEY = 'suggest_structure';
-export const SUGGEST_VERSION = 1;
+export const SUGGEST_VERSION = 2;
+
+/** Text with a character beyond ASCII, which FTS5 tokenizes for us (addEntries). */
+const BEYOND_ASCII = /[^\p{ASCII}]/u;
+/** What separates unicode61's tokens in lower-cased ASCII: anything but letters and digits. */
+const ASCII_SEPARATORS = /[^a-z0-9]+/;
 
 /** The same tokenizer as the index's fts table (index-file.ts). */
 const TOKENIZER = `tokenize='unicode61 remove_diacritics 2'`;
@@ -115,11 +125,11 @@ export class SuggestStore {
         'INSERT INTO suggest_vocab (field, term, docs) VALUES (?, ?, ?) ON CONFLICT (field, term) DO UPDATE SET docs = excluded.docs',
       ),
       dropTerm: db.prepare<[number, string]>('DELETE FROM suggest_vocab WHERE field = ? AND term = ?'),
-      addVariant: db.prepare<[number, string, string]>(
-        'INSERT OR IGNORE INTO suggest_variants (field, variant, term) VALUES (?, ?, ?)',
+      addVariant: db.prepare<[number, string, number, string]>(
+        'INSERT OR IGNORE INTO suggest_variants (field, variant, length, term) VALUES (?, ?, ?, ?)',
       ),
-      dropVariant: db.prepare<[number, string, string]>(
-        'DELETE FROM suggest_variants WHERE field = ? AND variant = ? AND term = ?',
+      dropVariant: db.prepare<[number, string, number, string]>(
+        'DELETE FROM suggest_variants WHERE field = ? AND variant = ? AND length = ? AND term = ?',
       ),
       tokensOf: db.prepare<[number], { tokens: string }>('SELECT tokens FROM suggest_tokens WHERE entry = ?'),
       dropTokens: db.prepare<[number]>('DELETE FROM suggest_tokens WHERE entry = ?'),
@@ -149,34 +159,56 @@ export class SuggestStore {
     this.add(field, value, delta);
   }
 
-  /** New entries numbered from `first`: their full-text tokens join the vocabulary. */
+  /**
+   * New entries numbered from `first`: their full-text tokens join the vocabulary. ASCII text is split
+   * here (unicode61 on ASCII: runs of letters and digits, lower-cased; a property test holds it to
+   * FTS5's answer); text with anything else goes through the scratch FTS5 table, which repeats the
+   * tokenizing FTS5 already does for the index. The NuGet-like documents are all ASCII.
+   */
   addEntries(first: number, rows: EntryRows, columns: number): void {
     if (!this.s.scratchInsert || rows.sources.length === 0) return;
+    const fieldIds = this.searchColumns.map((c) => this.fields.ensure(c.name));
     const texts = new Array<string | null>(this.searchColumns.length);
-    let any = false;
+    const byEntry = new Map<number, Set<string>>();
+    let scratched = false;
     for (let i = 0; i < rows.sources.length; i++) {
       let some = false;
+      let ascii = true;
       for (let c = 0; c < this.searchColumns.length; c++) {
-        texts[c] = rows.texts[i * columns + this.searchColumns[c]!.ftsIndex] ?? null;
-        if (texts[c] !== null) some = true;
+        const text = rows.texts[i * columns + this.searchColumns[c]!.ftsIndex] ?? null;
+        texts[c] = text;
+        if (text === null) continue;
+        some = true;
+        if (ascii && BEYOND_ASCII.test(text)) ascii = false;
       }
       if (!some) continue;
-      this.s.scratchInsert.run(first + i, ...texts);
-      any = true;
-    }
-    if (!any) return;
-    const fieldOfScratch = new Map(this.searchColumns.map((c) => [c.scratch, this.fields.ensure(c.name)]));
-    const byEntry = new Map<number, Set<string>>();
-    for (const row of this.s.scratchTokens.iterate()) {
-      const line = `${fieldOfScratch.get(row.col)}\t${row.term}`;
-      let tokens = byEntry.get(row.doc);
-      if (!tokens) {
-        tokens = new Set();
-        byEntry.set(row.doc, tokens);
+      if (!ascii) {
+        this.s.scratchInsert.run(first + i, ...texts);
+        scratched = true;
+        continue;
       }
-      tokens.add(line);
+      const tokens = new Set<string>();
+      for (let c = 0; c < texts.length; c++) {
+        const text = texts[c];
+        if (text === null || text === undefined) continue;
+        for (const token of text.toLowerCase().split(ASCII_SEPARATORS))
+          if (token !== '') tokens.add(`${fieldIds[c]}\t${token}`);
+      }
+      if (tokens.size > 0) byEntry.set(first + i, tokens);
     }
-    this.s.scratchClear!.run();
+    if (scratched) {
+      const fieldOfScratch = new Map(this.searchColumns.map((c, k) => [c.scratch, fieldIds[k]!]));
+      for (const row of this.s.scratchTokens.iterate()) {
+        const line = `${fieldOfScratch.get(row.col)}\t${row.term}`;
+        let tokens = byEntry.get(row.doc);
+        if (!tokens) {
+          tokens = new Set();
+          byEntry.set(row.doc, tokens);
+        }
+        tokens.add(line);
+      }
+      this.s.scratchClear!.run();
+    }
     for (const [entry, tokens] of byEntry) {
       this.s.addTokens.run(entry, [...tokens].join('\n'));
       this.applyLines(tokens, 1);
@@ -204,15 +236,17 @@ export class SuggestStore {
         if (after <= 0) {
           if (before > 0) {
             this.s.dropTerm.run(field, term);
+            const length = codePointLength(term);
             for (const variant of deletionVariants(term, STORED_EDITS))
-              this.s.dropVariant.run(field, variant, term);
+              this.s.dropVariant.run(field, variant, length, term);
           }
           continue;
         }
         this.s.setDocs.run(field, term, after);
-        if (before === 0)
-          for (const variant of deletionVariants(term, STORED_EDITS))
-            this.s.addVariant.run(field, variant, term);
+        if (before > 0) continue;
+        const length = codePointLength(term);
+        for (const variant of deletionVariants(term, STORED_EDITS))
+          this.s.addVariant.run(field, variant, length, term);
       }
     }
     this.deltas.clear();
@@ -258,17 +292,22 @@ export class SuggestStore {
   private build(): void {
     const db = this.db;
     db.transaction(() => {
+      // Whatever an earlier version left is dropped: the structure is rebuilt whole from the file.
+      db.exec(
+        'DROP TABLE IF EXISTS suggest_vocab; DROP TABLE IF EXISTS suggest_variants; DROP TABLE IF EXISTS suggest_tokens;',
+      );
       db.exec(SCHEMA);
-      db.exec('DELETE FROM suggest_vocab; DELETE FROM suggest_variants; DELETE FROM suggest_tokens;');
       const addDocs = db.prepare<[number, string, number]>(
         'INSERT INTO suggest_vocab (field, term, docs) VALUES (?, ?, ?)',
       );
-      const addVariant = db.prepare<[number, string, string]>(
-        'INSERT OR IGNORE INTO suggest_variants (field, variant, term) VALUES (?, ?, ?)',
+      const addVariant = db.prepare<[number, string, number, string]>(
+        'INSERT OR IGNORE INTO suggest_variants (field, variant, length, term) VALUES (?, ?, ?, ?)',
       );
       const add = (field: number, term: string, docs: number) => {
         addDocs.run(field, term, docs);
-        for (const variant of deletionVariants(term, STORED_EDITS)) addVariant.run(field, variant, term);
+        const length = codePointLength(term);
+        for (const variant of deletionVariants(term, STORED_EDITS))
+          addVariant.run(field, variant, length, term);
       };
       for (const name of this.termFields) {
         const field = this.fields.ensure(name);

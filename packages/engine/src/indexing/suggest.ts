@@ -160,7 +160,8 @@ function fillCodePoints(text: string, buffer: Int32Array): number {
   return count;
 }
 
-function codePointLength(text: string): number {
+/** How many code points `text` has (the unit of the distance; a lone surrogate counts as one). */
+export function codePointLength(text: string): number {
   let count = 0;
   for (let k = 0; k < text.length; k++) {
     count++;

@@ -2,6 +2,7 @@ import { type IndexDefinition, RookeryError } from '@rookery/protocol';
 import type BetterSqlite3 from 'better-sqlite3';
 import {
   candidatePrefixes,
+  codePointLength,
   defaultMaxDistance,
   rankSuggestions,
   type SuggestionCandidate,
@@ -65,13 +66,15 @@ export class SuggestionReader {
     if (built?.value !== SUGGEST_VERSION) return null;
     const field = this.lookup.fieldId(fieldName);
     if (field === undefined) return [];
-    const variants = deletionVariants(wanted, defaultMaxDistance(wanted));
+    const distance = defaultMaxDistance(wanted);
+    const variants = deletionVariants(wanted, distance);
+    const length = codePointLength(wanted);
     // One statement per number of variants (at most 29 of them): bound parameters beat json_each here.
     return this.statement(
       `SELECT DISTINCT v.term AS term, s.docs AS docs
        FROM suggest_variants v JOIN suggest_vocab s ON s.field = v.field AND s.term = v.term
-       WHERE v.field = ? AND v.variant IN (?${',?'.repeat(variants.length - 1)})`,
-    ).all(field, ...variants) as SuggestionCandidate[];
+       WHERE v.field = ? AND v.variant IN (?${',?'.repeat(variants.length - 1)}) AND v.length BETWEEN ? AND ?`,
+    ).all(field, ...variants, length - distance, length + distance) as SuggestionCandidate[];
   }
 
   /** Every term of the field starting with one of the prefixes (the rule before the structure). */
