@@ -25,6 +25,11 @@ export const BackupJobPayloadSchema = z
      * mirror no longer holds the transactions since). `full`: the newest snapshot and what follows.
      */
     kind: BackupKindSchema.default('incremental'),
+    /**
+     * Carry the database's index snapshots from the mirror (default): a restore of the backup then
+     * gets its indexes from them instead of rebuilding each one (docs/mirror.md, "Index snapshots").
+     */
+    indexes: z.boolean().default(true),
     /** Who asked for it (a principal id, or "scheduler"), for the logs. */
     requestedBy: z.string().min(1).max(200).optional(),
   })

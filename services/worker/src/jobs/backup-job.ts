@@ -23,7 +23,7 @@ export interface BackupJobDependencies {
 
 export function backupJobHandler(deps: BackupJobDependencies): JobHandler<BackupJobPayload> {
   return async (job, context) => {
-    const { database, kind, requestedBy } = job.payload;
+    const { database, kind, indexes, requestedBy } = job.payload;
     const log = context.log.child({ db: database });
     const tenant = tenantDirectoryName(job.tenantId);
     const reporter = new JobReporter(job, database, context, log, deps.metrics, 'mirror');
@@ -33,6 +33,7 @@ export function backupJobHandler(deps: BackupJobDependencies): JobHandler<Backup
         tenantId: tenant,
         database,
         kind,
+        indexes,
         mirrorDirectory: path.join(deps.mirrorDir, tenant, database.toLowerCase()),
         storage: deps.storage,
         key: deriveBackupKey(deps.masterKey, tenant),
