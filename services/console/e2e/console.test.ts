@@ -21,6 +21,14 @@ let person: { client: Client; secret: string };
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
+/** What the browser said about the Content-Security-Policy: the console must need nothing it forbids. */
+const policyViolations: string[] = [];
+
+function watchPolicy(watched: Page): void {
+  watched.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) policyViolations.push(message.text());
+  });
+}
 
 beforeAll(async () => {
   stack = await startStack({ consoleDir: DIST });
@@ -39,6 +47,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   context = await personContext(browser, stack.gateway.url, person.client);
   page = await context.newPage();
+  watchPolicy(page);
 }, 180_000);
 
 afterAll(async () => {
@@ -47,8 +56,8 @@ afterAll(async () => {
   await stack?.close();
 });
 
-async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+async function shot(name: string, on: Page = page): Promise<void> {
+  await on.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
 
 /** A code the authenticator does not show now or in the neighbouring periods. */
@@ -61,6 +70,15 @@ async function wrongCode(): Promise<string> {
     const code = String(n % 1_000_000).padStart(6, '0');
     if (!valid.has(code)) return code;
   }
+}
+
+/** Types the current code on the sign-in page and waits for the documents page; the code it used. */
+async function signIn(on: Page, secret: string): Promise<string> {
+  const code = await generate({ secret });
+  await on.getByLabel('Code from your authenticator app').fill(code);
+  await on.getByRole('button', { name: 'Sign in' }).click();
+  await on.getByRole('heading', { name: 'Collections' }).waitFor();
+  return code;
 }
 
 async function stored(id: string): Promise<Record<string, unknown>> {
@@ -84,11 +102,22 @@ describe('the console in Chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect(page.getByRole('alert').textContent()).resolves.toContain('InvalidTwoFactorCode');
 
-    await code.fill(await generate({ secret: person.secret }));
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Collections' }).waitFor();
+    const used = await signIn(page, person.secret);
     const [cookie] = await context.cookies(stack.gateway.url);
     expect(cookie).toMatchObject({ name: 'rookery_2fa', httpOnly: true, secure: true, sameSite: 'Strict' });
+
+    // The same code in another browser with the same certificate, right after (it is still within its
+    // period): a replay, refused.
+    const other = await personContext(browser, stack.gateway.url, person.client);
+    try {
+      const otherPage = await other.newPage();
+      await otherPage.goto(stack.gateway.url);
+      await otherPage.getByLabel('Code from your authenticator app').fill(used);
+      await otherPage.getByRole('button', { name: 'Sign in' }).click();
+      await expect(otherPage.getByRole('alert').textContent()).resolves.toContain('TwoFactorCodeReused');
+    } finally {
+      await other.close();
+    }
   });
 
   it('lists collections with counts, creates, edits and deletes a document', async () => {
@@ -209,6 +238,14 @@ describe('the console in Chromium', () => {
     await page.setViewportSize({ width: 1280, height: 800 });
   });
 
+  it("cannot reach another tenant's data from the console's session", async () => {
+    await stack.store.createTenant({ id: 'globex', name: 'Globex' });
+    const status = await page.evaluate<number>(
+      "fetch('/tenants/globex/databases', { credentials: 'same-origin' }).then((r) => r.status)",
+    );
+    expect(status).toBe(403);
+  });
+
   it('signs out: the session ends on the server, and the page asks for a code again', async () => {
     const [cookie] = await context.cookies(stack.gateway.url);
     await page.getByRole('button', { name: 'Sign out' }).click();
@@ -220,5 +257,35 @@ describe('the console in Chromium', () => {
     expect([after.status, after.json.code]).toEqual([401, 'TwoFactorRequired']);
     await page.reload();
     await page.getByRole('heading', { name: 'Sign in to Rookery' }).waitFor();
+    expect(policyViolations).toEqual([]);
+  });
+});
+
+describe('a read-only person in the console', () => {
+  it('reads and queries, and every change is refused by the gateway with its reason', async () => {
+    const reader = await stack.person('Rita Reader', 'acme', {
+      kind: 'database',
+      access: { shop: 'read-only' },
+    });
+    const readerContext = await personContext(browser, stack.gateway.url, reader.client);
+    try {
+      const readerPage = await readerContext.newPage();
+      watchPolicy(readerPage);
+      await readerPage.goto(stack.gateway.url);
+      await signIn(readerPage, reader.secret);
+      await readerPage.getByRole('button', { name: /^Users\s*3$/ }).click();
+      await readerPage.getByRole('button', { name: 'users/3', exact: true }).click();
+      const editor = readerPage.getByLabel('Document (JSON)');
+      await expect.poll(() => editor.inputValue()).toContain('"Linus"');
+      await editor.fill('{"Name": "Rewritten by a reader"}');
+      await readerPage.getByRole('button', { name: 'Save' }).click();
+      const refusal = readerPage.getByRole('alert');
+      await expect(refusal.textContent()).resolves.toContain('may only read database shop');
+      expect(await stored('users/3')).toMatchObject({ Name: 'Linus' });
+      await shot('read-only-refused', readerPage);
+    } finally {
+      await readerContext.close();
+    }
+    expect(policyViolations).toEqual([]);
   });
 });

@@ -54,8 +54,8 @@ export interface Stack {
    * loaded machine can lose; a test whose first request is not about waking waits for this instead.
    */
   running(tenantId: string): Promise<void>;
-  /** A person, tenant admin of `tenantId`, with an enrolled authenticator and no two-factor session yet. */
-  person(name: string, tenantId: string): Promise<{ client: Client; secret: string }>;
+  /** A person of `tenantId` (a tenant admin unless `role` says otherwise), with an enrolled authenticator and no two-factor session yet. */
+  person(name: string, tenantId: string, role?: Role): Promise<{ client: Client; secret: string }>;
   /** A connection with a certificate issued elsewhere (e.g. through the control API). */
   connect(pems: { certPem: string; keyPem: string }): Connection;
   close(): Promise<void>;
@@ -169,16 +169,19 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         }
       }
     },
-    async person(name, tenantId) {
-      const person = await client({ tenantId, kind: 'person', name, role: { kind: 'tenant-admin' } });
+    async person(name, tenantId, role = { kind: 'tenant-admin' }) {
+      const person = await client({ tenantId, kind: 'person', name, role });
       const secret = generateSecret();
       await store.setTotpSecret(person.principal.id, sealSecret(masterKey, secret, person.principal.id));
       return { client: person, secret };
     },
     async close() {
       await clients.close();
+      console.error('DEBUG clients');
       await gateway.close();
+      console.error('DEBUG gateway');
       await supervisor.shutdown();
+      console.error('DEBUG supervisor');
       await host.close();
       await jobs.close();
       await store.close();
