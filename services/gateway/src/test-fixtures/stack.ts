@@ -177,11 +177,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     },
     async close() {
       await clients.close();
-      console.error('DEBUG clients');
       await gateway.close();
-      console.error('DEBUG gateway');
       await supervisor.shutdown();
-      console.error('DEBUG supervisor');
       await host.close();
       await jobs.close();
       await store.close();
