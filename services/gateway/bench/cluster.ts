@@ -3,8 +3,9 @@
 // grace 2 s, sweep 1 s, one spare process each), one shared mirror in sync mode, gateways as processes.
 //
 // - relay_get_per_s / local_get_per_s: GETs of varied documents (1,000 ids) of one tenant, 32 concurrent
-//   keep-alive connections, through a fleet gateway (placement → the owner's relay over mutual TLS → the
-//   tenant's socket) and through a one-machine gateway on the owner's Unix sockets, alternating round by
+//   keep-alive connections, through a fleet gateway (placement → the owner's relay port over mutual TLS,
+//   the connection handed to the tenant's process, which ends TLS — docs/scale-out.md "The hand-off";
+//   a host started with ROOKERY_RELAY_MODE=pipe pipes it to the tenant's socket instead) and through a one-machine gateway on the owner's Unix sockets, alternating round by
 //   round; relay_of_local is the median of the rounds' ratios;
 // - relay_overhead_p50_ms: p50 of single sequential GETs through the relay minus through the local gateway,
 //   alternating the two;

@@ -114,6 +114,9 @@ describe('the hand-off of relay connections to tenant processes', () => {
   }, 120_000);
 
   afterAll(async () => {
+    // A gateway's connection still open in the tenant: the host stops all the same (its relay port's
+    // close must not wait for connections it handed away).
+    await connect('acme', gatewayCert).catch(() => null);
     await host?.stop();
     await store?.close();
     tmp.cleanup();
@@ -131,6 +134,21 @@ describe('the hand-off of relay connections to tenant processes', () => {
       socket.removeAllListeners('error');
     }
     socket.destroy();
+  });
+
+  it('closes the connections handed to a tenant when the tenant stops (as a drain or a move stops it)', async () => {
+    const { socket, shown } = await connect('calm', gatewayCert);
+    // calm is asleep: the host keeps this one; woken through it, the next connection is handed off.
+    expect(shown).toBe('host');
+    expect(await exchange(socket, upgradeHead('calm'))).toMatch(/^HTTP\/1\.1 101/);
+    const handed = await connect('calm', gatewayCert);
+    expect(handed.shown).toBe('tenant');
+    expect(await exchange(handed.socket, health)).toMatch(/^HTTP\/1\.1 200/);
+    const closed = new Promise((resolve) => handed.socket.once('close', resolve));
+    expect((await host.call('POST', '/tenants/calm/stop')).status).toBe(200);
+    await closed;
+    socket.destroy();
+    expect(await stateOf('calm')).toBe('stopped');
   });
 
   it('stays with the host for a tenant placed elsewhere: 421 before the tenant is started here', async () => {

@@ -90,9 +90,4 @@ export class TenantCertificates {
     const { renewAt: _, ...tls } = await entry;
     return tls;
   }
-
-  /** The tenant left this host (stopped for a move, purged): its certificate is not kept. */
-  forget(tenantId: string): void {
-    this.issued.delete(tenantId);
-  }
 }

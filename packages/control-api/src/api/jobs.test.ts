@@ -30,7 +30,7 @@ describe('jobs and backups through the control API', () => {
       tenantId: 'acme',
       state: 'queued',
       attempts: 0,
-      payload: { database: 'Shop', kind: 'incremental', requestedBy: adminA.id },
+      payload: { database: 'Shop', kind: 'incremental', indexes: true, requestedBy: adminA.id },
     });
     expect(asked.json).not.toHaveProperty('dedupeKey');
     // Asking again while it waits gives the same job.
@@ -115,6 +115,14 @@ describe('jobs and backups through the control API', () => {
     expect([badId.status, badId.json.code]).toEqual([400, 'InvalidRequest']);
     const badKind = await h.call(adminA, 'POST', '/control/backups', { database: 'shop', kind: 'partial' });
     expect([badKind.status, badKind.json.code]).toEqual([400, 'InvalidRequest']);
+    const badIndexes = await h.call(adminA, 'POST', '/control/backups', { database: 'shop', indexes: 'no' });
+    expect([badIndexes.status, badIndexes.json.code]).toEqual([400, 'InvalidRequest']);
+  });
+
+  it('enqueues a backup without index snapshots when asked', async () => {
+    const asked = await h.call(adminA, 'POST', '/control/backups', { database: 'shop', indexes: false });
+    expect(asked.status).toBe(202);
+    expect(asked.json.payload).toMatchObject({ database: 'Shop', indexes: false });
   });
 });
 

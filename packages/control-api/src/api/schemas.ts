@@ -25,6 +25,8 @@ export const BackupRequestSchema = z
     database: DatabaseNameSchema,
     /** Default incremental: made full when there is no backup to continue. */
     kind: BackupKindSchema.default('incremental'),
+    /** Default true: carry the index snapshots, so a restore of it does not rebuild every index. */
+    indexes: z.boolean().default(true),
   })
   .strict();
 

@@ -11,8 +11,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Database } from '../database.js';
 import { DatabaseIndexer } from '../indexing/database-indexer.js';
 import { INDEXES_DIRECTORY, indexFileName } from '../indexing/index-file.js';
-import { listIndexSnapshots } from './index-snapshots.js';
-import { generationDir, listGenerations } from './layout.js';
+import { listIndexSnapshots, takeIndexSnapshot } from './index-snapshots.js';
+import { epochOfGeneration, generationDir, listGenerations, readParent } from './layout.js';
 import { restoreDatabase } from './restore.js';
 
 const BY_OWNER: IndexDefinition = {
@@ -55,12 +55,12 @@ interface Source {
 }
 
 /** A mirrored database (sync mode) and its indexer, which copies a caught-up index whenever asked. */
-function mirroredDatabase(definitions: IndexDefinition[] = DEFINITIONS): Promise<Source> {
+function mirroredDatabase(definitions: IndexDefinition[] = DEFINITIONS, epoch = 0): Promise<Source> {
   const directory = newDir();
   const mirror = newDir('mirror');
   const db = Database.create(directory, 'shop', {
     clock,
-    mirror: { directory: mirror, mode: 'sync', flushIntervalMs: 0 },
+    mirror: { directory: mirror, mode: 'sync', flushIntervalMs: 0, epoch },
   });
   const indexer = new DatabaseIndexer(directory, {
     batchSize: 7, // several batches even for a few documents
@@ -291,6 +291,65 @@ describe('restoring indexes from the mirror', () => {
     const { result, directory } = restoreAndIndex(source.mirror, { until: times[1]!, indexes: true });
     expect(result.indexes.restored).toMatchObject([{ name: BY_OWNER.Name, etag: copies[1]!.etag }]);
     const rebuilt = restoreAndIndex(source.mirror, { until: times[1]!, indexes: false });
+    expect(dumpIndex(directory, BY_OWNER.Name)).toEqual(dumpIndex(rebuilt.directory, BY_OWNER.Name));
+  });
+
+  it("after a failover, uses the old owner's copies up to the branch point, never one it took of writes after it", async () => {
+    // Owner A (epoch 1) with its indexer; a copy of the index.
+    const a = await mirroredDatabase([BY_OWNER], 1);
+    await apply(a.db, [
+      { kind: 'put', id: 1, owner: 'ann', downloads: 3 },
+      { kind: 'put', id: 2, owner: 'ann', downloads: 5 },
+    ]);
+    a.indexer.runUntilIdle();
+    now += 2_000;
+    const [beforeTakeover] = await a.indexer.snapshotDue();
+    const oldGeneration = listGenerations(a.mirror).at(-1)!;
+
+    // B (epoch 2) takes over: restored from the mirror, it starts its own generation branching off A's.
+    const bDirectory = newDir('owner-b');
+    const takeover = restoreDatabase(a.mirror, bDirectory);
+    expect(takeover.indexes.restored).toMatchObject([{ name: BY_OWNER.Name, etag: beforeTakeover!.etag }]);
+    const b = Database.open(bDirectory, {
+      clock,
+      mirror: { directory: a.mirror, mode: 'sync', epoch: 2, flushIntervalMs: 0 },
+    });
+    cleanups.push(() => b.close());
+    await b.mirror!.flushed();
+    const newGeneration = listGenerations(a.mirror).at(-1)!;
+    expect(epochOfGeneration(newGeneration)).toBe(2);
+    expect(readParent(generationDir(a.mirror, newGeneration))).toEqual({
+      generation: oldGeneration,
+      txid: takeover.txid,
+    });
+
+    // A, not knowing yet, commits a delete locally (the mirror refuses it: fenced), indexes it, and a
+    // copy of that lands in its old generation — as a write racing the takeover could.
+    await expect(a.db.batch([{ Type: 'DELETE', Id: 'packages/1' }])).rejects.toThrow();
+    a.indexer.runUntilIdle();
+    const aIndex = new BetterSqlite3(path.join(a.directory, INDEXES_DIRECTORY, indexFileName(BY_OWNER.Name)));
+    const aDocs = new BetterSqlite3(path.join(a.directory, 'docs.db'), { readonly: true });
+    now += 2_000;
+    const late = await takeIndexSnapshot(aIndex, {
+      generationDirectory: generationDir(a.mirror, oldGeneration),
+      docsTxid: () =>
+        Number((aDocs.prepare("SELECT value FROM meta WHERE key = 'txid'").get() as { value: string }).value),
+      now: clock,
+    });
+    aIndex.close();
+    aDocs.close();
+    expect(late.txid).toBeGreaterThan(takeover.txid);
+    expect(late.etag).toBeGreaterThan(beforeTakeover!.etag);
+
+    // B writes on; a restore now takes B's lineage: A's copy from before the branch point, not the late one.
+    await apply(b, [{ kind: 'put', id: 3, owner: 'bo', downloads: 7 }]);
+    await b.mirror!.flushed();
+    const { result, directory } = restoreAndIndex(a.mirror, { indexes: true });
+    expect(result.generation).toBe(newGeneration);
+    expect(result.indexes.restored).toMatchObject([
+      { name: BY_OWNER.Name, etag: beforeTakeover!.etag, generation: oldGeneration },
+    ]);
+    const rebuilt = restoreAndIndex(a.mirror, { indexes: false });
     expect(dumpIndex(directory, BY_OWNER.Name)).toEqual(dumpIndex(rebuilt.directory, BY_OWNER.Name));
   });
 

@@ -4,13 +4,16 @@
 // and the gateway's own service certificate presented to the public gateway as a client's.
 import https from 'node:https';
 import path from 'node:path';
+import tls from 'node:tls';
 import { readCertificatePair } from '@rookery/pki';
 import {
   HostTenantListSchema,
   INTERNAL_TOKEN_HEADER,
   PLACEMENT_EPOCH_HEADER,
   RELAY_UPGRADE_PROTOCOL,
+  relayAlpn,
   relayPath,
+  relayServerName,
 } from '@rookery/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLEET_TOKEN, type FleetStack, startFleetStack } from '../test-fixtures/fleet-stack.js';
@@ -88,6 +91,37 @@ describe('fleet routing under attack', () => {
     expect(await relayStatus(admin, 'globex')).toBe(401);
     expect(await relayStatus(admin, 'globex', FLEET_TOKEN)).toBe(403);
     expect(await runningOnHost()).not.toContain('globex');
+  });
+
+  it("a tenant admin's certificate taken to the relay port naming its own running tenant in the ClientHello (handed to the tenant's process): closed before any HTTP", async () => {
+    const relay = new URL(fleet.hosts[0]!.relayAddress);
+    let shown: string | undefined;
+    const outcome = await new Promise<string>((resolve) => {
+      const socket = tls.connect({
+        host: relay.hostname,
+        port: Number(relay.port),
+        servername: relayServerName('acme'),
+        ALPNProtocols: [relayAlpn(1), 'http/1.1'],
+        ca: fleet.ca.certPem,
+        cert: admin.certPem,
+        key: admin.keyPem,
+      });
+      let text = '';
+      socket.on('data', (chunk: Buffer) => {
+        text += chunk.toString('latin1');
+      });
+      socket.once('secureConnect', () => {
+        shown = socket.getPeerCertificate(false).subjectaltname;
+        socket.write('GET /databases/shop/docs?id=users/1 HTTP/1.1\r\nhost: tenant\r\n\r\n');
+      });
+      socket.once('error', (error) => resolve(`error: ${error.message}${text}`));
+      socket.once('close', () => resolve(text === '' ? 'closed' : text));
+    });
+    // The tenant's own certificate: the connection was handed off, and the tenant's process checked the peer.
+    expect(shown).toBe(`DNS:${relayServerName('acme')}`);
+    expect(outcome).not.toMatch(/HTTP\/1\.1/);
+    // The tenant's process is unharmed: its gateway's requests are answered.
+    expect((await admin.call('GET', '/databases/shop/docs?id=users/1')).status).toBe(404);
   });
 
   it("the gateway's own relay certificate presented to the public gateway is no client's: 401", async () => {

@@ -47,13 +47,13 @@ export function jobRoutes(app: FastifyInstance, { store, jobs }: ControlContext)
     const { tenantId } = paramsOf(TenantParamsSchema, request);
     const caller = callerOf(request.raw);
     const tenant = await tenantInScope(store, caller, tenantId);
-    const { database, kind } = bodyOf(BackupRequestSchema, request, 'backup request');
+    const { database, kind, indexes } = bodyOf(BackupRequestSchema, request, 'backup request');
     const name = await databaseOf(store, tenant, database);
     const queue = queueOf(jobs);
     const id = await queue.enqueue({
       type: 'backup',
       tenantId: tenant.id,
-      payload: { database: name, kind, requestedBy: caller.id },
+      payload: { database: name, kind, indexes, requestedBy: caller.id },
       dedupeKey: backupDedupeKey(tenant.id, name),
       ...REQUESTED_JOB,
     });
