@@ -32,9 +32,16 @@ export class BrowserSessions {
     return createHmac('sha256', this.masterKey).update(`csrf:${cookieToken}`).digest('base64url');
   }
 
-  /** Throws CrossSiteRequest for a state-changing request another site's page sent. */
-  refuseCrossSite(request: http.IncomingMessage): void {
-    if (SAFE_METHODS.has(request.method ?? 'GET')) return;
+  /**
+   * Throws CrossSiteRequest for a state-changing request another site's page sent; with `any method`, for
+   * any request such a page sent: a WebSocket upgrade, whose frames the same-origin policy does not keep
+   * from the page that opened it (its GET would give the page a live feed of the tenant's data).
+   */
+  refuseCrossSite(
+    request: http.IncomingMessage,
+    methods: 'state-changing' | 'any method' = 'state-changing',
+  ): void {
+    if (methods === 'state-changing' && SAFE_METHODS.has(request.method ?? 'GET')) return;
     const site = request.headers['sec-fetch-site'];
     const origin = request.headers.origin;
     if (

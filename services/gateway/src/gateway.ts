@@ -186,7 +186,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     sweepMs: options.liveSweepMs ?? 1_000,
   });
   metrics.countOpenWebSockets(() => live.size);
-  const upgrades = new Upgrades({ admission, live, meter, metrics, log, nextRequestId, router });
+  const upgrades = new Upgrades({ admission, browsers, live, meter, metrics, log, nextRequestId, router });
 
   const tls = (certificate: ServerCertificate) => ({
     key: certificate.keyPem,

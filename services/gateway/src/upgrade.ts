@@ -12,6 +12,7 @@ import type { TLSSocket } from 'node:tls';
 import { RookeryError } from '@rookery/protocol';
 import type { Logger } from 'pino';
 import type { Admission } from './admission.js';
+import type { BrowserSessions } from './browser-session.js';
 import type { LiveSockets } from './live-sockets.js';
 import type { UsageMeter } from './metering.js';
 import type { GatewayMetrics } from './metrics.js';
@@ -23,6 +24,8 @@ import { endThenDestroy, proxyUpgrade, type UpgradeOutcome, WaitingClient } from
 
 export interface UpgradesDeps {
   admission: Admission;
+  /** Refuses WebSockets that pages of other sites open (browser-session.ts). */
+  browsers: BrowserSessions;
   live: LiveSockets;
   meter: UsageMeter;
   metrics: GatewayMetrics;
@@ -83,6 +86,7 @@ export class Upgrades {
     const { socket } = waiting;
     // Who, first: nothing about routes is said to a caller who is not let in.
     const caller = await admission.identify(socket as TLSSocket);
+    this.deps.browsers.refuseCrossSite(request, 'any method');
     const sessionEndsAt = await admission.requireSecondFactor(caller, request.headers.cookie);
     if (request.headers.upgrade?.toLowerCase() !== 'websocket') {
       throw gatewayError(

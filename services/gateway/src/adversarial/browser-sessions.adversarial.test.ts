@@ -6,6 +6,7 @@ import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleBuild, signedIn } from '../test-fixtures/browser-sessions.js';
 import { type Stack, startStack } from '../test-fixtures/stack.js';
+import { openThroughGateway } from '../test-fixtures/websocket.js';
 
 let stack: Stack;
 let consoleFiles: ReturnType<typeof consoleBuild>;
@@ -84,6 +85,32 @@ describe('CSRF protection of browser sessions', () => {
     // The gateway's own origin and the browser's own navigation pass.
     const origin = new URL(stack.gateway.url).origin;
     expect((await put({ origin, 'sec-fetch-site': 'same-origin' })).status).toBe(201);
+  });
+});
+
+describe('WebSockets opened by pages of other sites', () => {
+  it("refuses another site's page the changes feed, which would let it read the data (cross-site WebSocket hijacking)", async () => {
+    const program = await stack.program('feed-reader', 'acme');
+    expect((await program.call('PUT', '/admin/databases', { Name: 'feeds' })).status).toBe(201);
+    const path = '/databases/feeds/changes';
+    // A WebSocket is not held to the same-origin policy: the browser opens it for any page, with the
+    // certificate, and the page reads every frame. Browsers always send the page's Origin.
+    for (const origin of ['https://evil.example', 'null']) {
+      const opened = await openThroughGateway(stack.gateway.url, stack.ca.certPem, program, path, { origin });
+      expect(opened.kind === 'refused' && [opened.status, opened.json.code], origin).toEqual([
+        403,
+        'CrossSiteRequest',
+      ]);
+    }
+    // The console's own origin and programs (no Origin) open it.
+    const own = await openThroughGateway(stack.gateway.url, stack.ca.certPem, program, path, {
+      origin: new URL(stack.gateway.url).origin,
+    });
+    expect(own.kind).toBe('open');
+    if (own.kind === 'open') own.ws.close();
+    const plain = await openThroughGateway(stack.gateway.url, stack.ca.certPem, program, path);
+    expect(plain.kind).toBe('open');
+    if (plain.kind === 'open') plain.ws.close();
   });
 });
 
