@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Database } from '../database.js';
 import { DatabaseIndexer } from '../indexing/database-indexer.js';
 import { INDEXES_DIRECTORY, indexFileName } from '../indexing/index-file.js';
-import { listIndexSnapshots, takeIndexSnapshot } from './index-snapshots.js';
+import { listIndexSnapshots, pruneIndexSnapshots, takeIndexSnapshot } from './index-snapshots.js';
 import { epochOfGeneration, generationDir, listGenerations, readParent } from './layout.js';
 import { restoreDatabase } from './restore.js';
 
@@ -351,6 +351,34 @@ describe('restoring indexes from the mirror', () => {
     ]);
     const rebuilt = restoreAndIndex(a.mirror, { indexes: false });
     expect(dumpIndex(directory, BY_OWNER.Name)).toEqual(dumpIndex(rebuilt.directory, BY_OWNER.Name));
+  });
+
+  it('prunes with the database: per index, the newest copy at or before the horizon and every later one stay', async () => {
+    const source = await mirroredDatabase([BY_OWNER, DOWNLOADS_BY_OWNER]);
+    const taken = [];
+    for (let round = 0; round < 3; round++) {
+      await apply(source.db, [{ kind: 'put', id: round, owner: 'ann', downloads: round }]);
+      source.indexer.runUntilIdle();
+      now += 2_000;
+      taken.push(await source.indexer.snapshotDue());
+    }
+    const generationDirectory = generationDir(source.mirror, listGenerations(source.mirror).at(-1)!);
+    // A copy a crash interrupted, long ago.
+    const leftover = path.join(generationDirectory, 'indexes', '.abandoned.tmp');
+    fs.mkdirSync(leftover);
+    fs.utimesSync(leftover, new Date(now - 2 * 3_600_000), new Date(now - 2 * 3_600_000));
+    const removed: string[] = [];
+    // The horizon falls between the second and the third round's copies.
+    pruneIndexSnapshots(generationDirectory, taken[1]![0]!.takenAt, now, (file) => {
+      removed.push(file);
+      fs.rmSync(file, { recursive: true, force: true });
+    });
+    expect(removed.sort()).toEqual([...taken[0]!.map((c) => c.directory), leftover].sort());
+    expect(
+      listIndexSnapshots(generationDirectory)
+        .map((c) => c.directory)
+        .sort(),
+    ).toEqual([...taken[1]!, ...taken[2]!].map((c) => c.directory).sort());
   });
 
   it('takes a copy only of a caught-up index, into the generation the local file continues', async () => {

@@ -22,8 +22,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type IndexDefinition, IndexDefinitionSchema } from '@rookery/protocol';
-import type BetterSqlite3 from 'better-sqlite3';
-import BetterSqlite3Database from 'better-sqlite3';
+import BetterSqlite3 from 'better-sqlite3';
 import { z } from 'zod';
 import { indexFileName } from '../indexing/index-file.js';
 import { fsyncFile, generationDir, readParent, syncDirectory } from './layout.js';
@@ -107,7 +106,7 @@ export async function takeIndexSnapshot(
     const file = path.join(building, SNAPSHOT_FILE);
     await index.backup(file);
     const txid = options.docsTxid();
-    const copy = new BetterSqlite3Database(file, { fileMustExist: true });
+    const copy = new BetterSqlite3(file, { fileMustExist: true });
     let definition: IndexDefinition;
     let etag: number;
     try {
@@ -338,7 +337,7 @@ function copyVerified(
       clear();
       return 'checksum';
     }
-    const copy = new BetterSqlite3Database(building, { fileMustExist: true });
+    const copy = new BetterSqlite3(building, { fileMustExist: true });
     try {
       const row = (key: string) =>
         (copy.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: unknown } | undefined)
