@@ -121,3 +121,26 @@ describe('the official ravendb client: documents', () => {
     expect((await store.openSession().load<User>('users/conc', User))?.age).toBe(2);
   });
 });
+
+describe("the official ravendb client with a person's certificate", () => {
+  it('without a two-factor session every request fails with AuthenticationException naming TwoFactorRequired', async () => {
+    const person = await fixture.personStore('Ada Lovelace', 'shop', false);
+    const failure = await person
+      .openSession()
+      .load('users/ada')
+      .then(
+        () => null,
+        (error: unknown) => error as Error,
+      );
+    expect(failure?.name).toBe('AuthenticationException');
+    expect(failure?.message).toMatch(/POST \/auth\/2fa/);
+  });
+
+  it('with a session bound to the certificate, stores and loads like a program', async () => {
+    const person = await fixture.personStore('Grace Hopper', 'shop', true);
+    const session = person.openSession();
+    await session.store(new User({ name: 'Grace', age: 85 }), 'users/grace');
+    await session.saveChanges();
+    expect((await person.openSession().load<User>('users/grace', User))?.age).toBe(85);
+  });
+});

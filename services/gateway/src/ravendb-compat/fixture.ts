@@ -3,14 +3,20 @@
 // PEM blocks and Rookery issues ECDSA keys, so it is given what a user gets from
 // `rookery cert issue --format pkcs12`: a PKCS#12 file made by @rookery/pki's toPkcs12, with a password.
 import { toPkcs12 } from '@rookery/pki';
+import { generate } from 'otplib';
 import { DocumentStore } from 'ravendb';
 import { type Client, type Stack, startStack } from '../test-fixtures/stack.js';
 
 export interface RavenFixture {
   stack: Stack;
   admin: Client;
-  /** A DocumentStore of the official client on `database`, initialized; closed by close(). */
+  /** A DocumentStore of the official client on `database` with the tenant admin's certificate; closed by close(). */
   store(database: string): Promise<DocumentStore>;
+  /**
+   * A person (tenant admin) and a DocumentStore with their certificate; with `twoFactor`, a two-factor session
+   * bound to that certificate is opened first (POST /auth/2fa with a code of their authenticator).
+   */
+  personStore(name: string, database: string, twoFactor: boolean): Promise<DocumentStore>;
   /** Creates `name` through Rookery's own API. */
   createDatabase(name: string): Promise<void>;
   close(): Promise<void>;
@@ -18,18 +24,42 @@ export interface RavenFixture {
 
 const PASSWORD = 'ravendb-compat-password';
 
+/** Disposes `store` and resolves once its request executors are disposed too. */
+function disposed(store: DocumentStore): Promise<void> {
+  return new Promise((resolve) => {
+    // The client emits afterDispose with a callback once the HiLo range is back, then disposes its executors.
+    store.once('afterDispose', (done: () => void) => {
+      done();
+      setImmediate(resolve);
+    });
+    store.dispose();
+  });
+}
+
 export async function startRavenFixture(tenantId: string): Promise<RavenFixture> {
   const stack = await startStack();
   const admin = await stack.tenantAdmin({ id: tenantId, name: tenantId }, 'ops');
   await stack.running(tenantId);
-  const pfx = await toPkcs12({
-    certPem: admin.certPem,
-    keyPem: admin.keyPem,
-    caPem: stack.ca.certPem,
-    password: PASSWORD,
-    friendlyName: 'ops',
-  });
   const stores: DocumentStore[] = [];
+  // What `rookery cert issue --format pkcs12` writes for the principal of `client`.
+  async function storeFor(client: Client, database: string): Promise<DocumentStore> {
+    const pfx = await toPkcs12({
+      certPem: client.certPem,
+      keyPem: client.keyPem,
+      caPem: stack.ca.certPem,
+      password: PASSWORD,
+      friendlyName: client.principal.name,
+    });
+    const store = new DocumentStore(stack.gateway.url, database, {
+      type: 'pfx',
+      certificate: pfx,
+      password: PASSWORD,
+      ca: stack.ca.certPem,
+    });
+    store.initialize();
+    stores.push(store);
+    return store;
+  }
   return {
     stack,
     admin,
@@ -38,19 +68,24 @@ export async function startRavenFixture(tenantId: string): Promise<RavenFixture>
       if (reply.status !== 201 && reply.status !== 200)
         throw new Error(`creating ${name}: ${reply.status} ${reply.text}`);
     },
-    async store(database) {
-      const store = new DocumentStore(stack.gateway.url, database, {
-        type: 'pfx',
-        certificate: pfx,
-        password: PASSWORD,
-        ca: stack.ca.certPem,
-      });
-      store.initialize();
-      stores.push(store);
-      return store;
+    store: (database) => storeFor(admin, database),
+    async personStore(name, database, twoFactor) {
+      const { client, secret } = await stack.person(name, tenantId);
+      if (twoFactor) {
+        const opened = await client.call('POST', '/auth/2fa', {
+          code: await generate({ secret }),
+          minutes: 60,
+          binding: 'certificate',
+        });
+        if (opened.status !== 200 && opened.status !== 201)
+          throw new Error(`opening ${name}'s two-factor session: ${opened.status} ${opened.text}`);
+      }
+      return storeFor(client, database);
     },
     async close() {
-      for (const store of stores.splice(0)) store.dispose();
+      // dispose() returns at once and goes on asynchronously (it gives back the HiLo range with a request, then
+      // closes its connections): the stack closes after it has finished, not in the middle of that request.
+      await Promise.all(stores.splice(0).map(disposed));
       await stack.close();
     },
   };
