@@ -14,7 +14,7 @@ export function Documents({ database }: { database: string }) {
   const [version, setVersion] = useState(0);
 
   useEffect(() => {
-    void version;
+    void version; // read again after every save, create or delete (`changed` below moves it)
     call('GET', databasePath(database, 'stats'), StatsSchema).then(
       ({ body }) => {
         const entries = Object.entries(body.Collections).sort(([a], [b]) => a.localeCompare(b));
