@@ -105,6 +105,8 @@ export const ErrorCodes = {
   JobQueueUnavailable: 503,
   // The control store (its PostgreSQL) cannot be reached: retry after Retry-After.
   ControlStoreUnavailable: 503,
+  // The gateway is shutting down: its health port says so, so the load balancer sends it nothing new.
+  GatewayStopping: 503,
   // Live data: subscriptions and streams.
   SubscriptionNotFound: 404,
   SubscriptionAlreadyExists: 409,
@@ -202,6 +204,7 @@ const TITLES: Record<ErrorCode, string> = {
   BackupKeyMismatch: 'Backup key mismatch',
   JobQueueUnavailable: 'Job queue unavailable',
   ControlStoreUnavailable: 'Control store unavailable',
+  GatewayStopping: 'Gateway stopping',
   SubscriptionNotFound: 'Subscription not found',
   SubscriptionAlreadyExists: 'Subscription already exists',
   SubscriptionInUse: 'Subscription in use',

@@ -19,6 +19,11 @@ export const GatewayConfigSchema = z
     dataDir: z.string().min(1).default(path.resolve('.rookery/data')),
     host: z.string().min(1).default('127.0.0.1'),
     port: z.coerce.number().int().min(0).max(65535).default(8443),
+    /**
+     * The load balancer's health check (health-server.ts): plain HTTP GET /healthz on this port of `host`.
+     * Unset: none (one machine); 0 picks a free one.
+     */
+    healthPort: z.coerce.number().int().min(0).max(65535).optional(),
     /** Names the server certificate is issued for (comma-separated). */
     serverNames: z
       .string()
@@ -106,6 +111,7 @@ const ENV_NAMES: Record<keyof GatewayConfig, string> = {
   dataDir: 'ROOKERY_DATA',
   host: 'ROOKERY_GATEWAY_HOST',
   port: 'ROOKERY_GATEWAY_PORT',
+  healthPort: 'ROOKERY_GATEWAY_HEALTH_PORT',
   serverNames: 'ROOKERY_GATEWAY_NAMES',
   controlDatabaseUrl: 'ROOKERY_CONTROL_DATABASE_URL',
   hostUrl: 'ROOKERY_HOST_URL',

@@ -9,6 +9,7 @@ import pino from 'pino';
 import { gatewayFleetOf, loadGatewayConfig } from './config.js';
 import { FleetRouter } from './fleet-router.js';
 import { startGateway } from './gateway.js';
+import { startHealthServer } from './health-server.js';
 import { HostClient } from './host-client.js';
 import {
   ensureRelayClientCertificate,
@@ -80,16 +81,22 @@ const gateway = await startGateway({
 const stopWatching = watchServerCertificate(paths.serverCertificate, (c) =>
   gateway.rotateServerCertificate(c),
 );
-log.info({ url: gateway.url }, 'gateway ready');
-if (process.send) process.send({ ready: true, url: gateway.url });
-
 let stopping = false;
+// The load balancer's check (health-server.ts): 503 from the first moment of a shutdown.
+const health =
+  config.healthPort === undefined
+    ? undefined
+    : await startHealthServer({ host: config.host, port: config.healthPort, serving: () => !stopping });
+log.info({ url: gateway.url, health: health?.url }, 'gateway ready');
+if (process.send) process.send({ ready: true, url: gateway.url, ...(health && { healthUrl: health.url }) });
+
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   log.info({ signal }, 'gateway shutting down');
   stopWatching();
   await gateway.close();
+  await health?.close();
   await jobs.close();
   await store.close();
   process.exit(0);

@@ -8,11 +8,12 @@ terraform {
 
 locals {
   host_ids = [for i in range(var.hosts) : "host-${i + 1}"]
-  # One port block per use: hosts' internal API base+1.., gateways base+101.., the worker base+201,
-  # hosts' relays (mutual TLS, what gateways reach) base+301..
+  # One port block per use: hosts' internal API base+1.., gateways base+101.., gateways' health checks
+  # base+151.., the worker base+201, hosts' relays (mutual TLS, what gateways reach) base+301..
   host_port    = { for i, id in local.host_ids : id => var.base_port + 1 + i }
   relay_port   = { for i, id in local.host_ids : id => var.base_port + 301 + i }
   gateway_port = { for i in range(var.gateways) : "gateway-${i + 1}" => var.base_port + 101 + i }
+  health_port  = { for i in range(var.gateways) : "gateway-${i + 1}" => var.base_port + 151 + i }
 }
 
 module "sizing" {
@@ -54,6 +55,7 @@ module "gateway" {
   node_binary      = var.node_binary
   listen_address   = "127.0.0.1"
   port             = each.value
+  health_port      = local.health_port[each.key]
   data_dir         = "${var.root_dir}/${each.key}/data"
   config_dir       = "${var.root_dir}/${each.key}/etc"
   secrets_env_file = "${var.root_dir}/secrets.env"

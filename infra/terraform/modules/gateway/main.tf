@@ -27,9 +27,12 @@ resource "aws_lb_target_group" "gateway" {
   deregistration_delay = 30
   tags                 = var.tags
 
+  # The HTTPS port asks every client for a certificate: the check has a plain HTTP port of its own.
   health_check {
-    protocol            = "TCP"
+    protocol            = "HTTP"
     port                = tostring(var.health_check_port)
+    path                = "/healthz"
+    matcher             = "200"
     interval            = 10
     healthy_threshold   = 3
     unhealthy_threshold = 3

@@ -47,9 +47,9 @@ variable "gateway_port" {
 }
 
 variable "health_check_port" {
-  description = "The port the load balancer's health checks use. The gateway has no separate health port yet: until it has, its HTTPS port (a TCP check)."
+  description = "The gateways' health port (ROOKERY_GATEWAY_HEALTH_PORT, node-config's health_port): the load balancer asks GET /healthz over HTTP there, 200 while a gateway serves, 503 once it stops."
   type        = number
-  default     = 8443
+  default     = 8444
 }
 
 variable "host_relay_port" {

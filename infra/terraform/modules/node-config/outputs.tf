@@ -23,6 +23,11 @@ output "secret_variables" {
   value       = local.secret_variables[var.role]
 }
 
+output "health_port" {
+  description = "Gateway: the port of its health check (GET /healthz over HTTP) for the load balancer; null for other roles or when none."
+  value       = var.role == "gateway" ? var.health_port : null
+}
+
 output "secret_files" {
   description = "The files the node reads from its role's secret (`files`), by where they are written (the data directory) → their name in the secret. Never rendered: the boot script writes them (and refuses to finish without them), a local fleet's harness copies them."
   value       = { for name in local.secret_files[var.role] : "${var.data_dir}/${name}" => name }

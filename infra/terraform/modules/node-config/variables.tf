@@ -84,6 +84,17 @@ variable "port" {
   }
 }
 
+variable "health_port" {
+  description = "Gateway only: ROOKERY_GATEWAY_HEALTH_PORT, where its load balancer checks GET /healthz over plain HTTP (200 serving, 503 stopping; services/gateway/README.md, \"Health port\"). Null: none."
+  type        = number
+  default     = 8444
+
+  validation {
+    condition     = var.health_port == null || (var.health_port >= 1 && var.health_port <= 65535)
+    error_message = "The health port is between 1 and 65535."
+  }
+}
+
 variable "server_names" {
   description = "Gateway only: the names its server certificate is issued for (ROOKERY_GATEWAY_NAMES)."
   type        = list(string)

@@ -29,10 +29,15 @@ describe('gateway: a network load balancer passing TCP:443 through', async () =>
     expect(group.port).toBe(ref('var.gateway_port'));
   });
 
-  it('health-checks on its own configurable port', () => {
+  it("health-checks GET /healthz over HTTP on the gateways' own health port, the one node-config renders", async () => {
     const check = nested(only(gateway.resource, 'aws_lb_target_group', 'gateway'), 'health_check');
+    expect(check).toMatchObject({ protocol: 'HTTP', path: '/healthz', matcher: '200' });
     expect(check.port).toBe(ref('tostring(var.health_check_port)'));
-    expect(gateway.variable.health_check_port).toBeDefined();
+    expect(single(gateway.variable, 'health_check_port').default).toBe(8444);
+    const deployment = await loadModule('modules/deployment');
+    expect(single(deployment.module, 'gateway').health_check_port).toBe(
+      ref('module.gateway_config.health_port'),
+    );
   });
 
   it('runs its instances through the fleet module, behind the load balancer', () => {
