@@ -529,9 +529,10 @@ describe('a large response to a slow reader', () => {
       console.log(
         `gateway RSS streaming ${(measured.bytes / 2 ** 20).toFixed(0)} MB: fast reader peak +${measured.fastGrowthMb.toFixed(1)} MB, slow reader peak ${measured.slowAboveFastMb.toFixed(1)} MB above that`,
       );
-      // Measured 0.2-8.8 MB; the bound leaves room for GC timing on a busy machine. Holding the
-      // body for the slow reader would show as 64 MB or more.
-      expect(measured.slowAboveFastMb).toBeLessThanOrEqual(16);
+      // Measured 0.2-8.8 MB alone, and 28 MB once with another test file running beside it (the peaks
+      // differ by when V8 happens to collect). Holding the body for the slow reader would show as 64 MB
+      // or more, so the bound sits between the two with room on both sides.
+      expect(measured.slowAboveFastMb).toBeLessThanOrEqual(40);
     } finally {
       await gateway.stop();
     }
