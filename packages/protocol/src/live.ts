@@ -53,7 +53,15 @@ export const ChangesCommandSchema = z.discriminatedUnion('Command', [
     CommandId: z.number().int(),
   }),
   z.object({
-    Command: z.enum(['watch-all-docs', 'unwatch-all-docs', 'watch-all-indexes', 'unwatch-all-indexes']),
+    // `watch-docs` / `unwatch-docs` are RavenDB's clients' names for watching every document.
+    Command: z.enum([
+      'watch-all-docs',
+      'unwatch-all-docs',
+      'watch-docs',
+      'unwatch-docs',
+      'watch-all-indexes',
+      'unwatch-all-indexes',
+    ]),
     CommandId: z.number().int(),
   }),
 ]);
@@ -66,6 +74,8 @@ export interface DocumentChangeNotification {
   Value: {
     Id: string;
     Collection: string;
+    /** The same as Collection: the name RavenDB's clients read. */
+    CollectionName: string;
     ChangeVector: string;
     Type: DocumentChangeType;
     Etag: number;
@@ -84,7 +94,14 @@ export type ChangesServerMessage =
   | { Type: 'Confirm'; CommandId: number }
   | DocumentChangeNotification
   | IndexChangeNotification
-  | { Type: 'Error'; Code: string; Message: string; CommandId?: number };
+  | {
+      Type: 'Error';
+      Code: string;
+      Message: string;
+      /** The same as Message: what RavenDB's clients read from an Error frame. */
+      Exception: string;
+      CommandId?: number;
+    };
 
 // ---------------------------------------------------------------------------------------------------------
 // Streams: GET /databases/{db}/streams/docs and POST|GET /databases/{db}/streams/queries (NDJSON)

@@ -25,7 +25,9 @@ export class ChangeWatches {
     switch (command.Command) {
       case 'watch-all-docs':
       case 'unwatch-all-docs':
-        this.allDocuments = command.Command === 'watch-all-docs';
+      case 'watch-docs':
+      case 'unwatch-docs':
+        this.allDocuments = command.Command === 'watch-all-docs' || command.Command === 'watch-docs';
         return true;
       case 'watch-all-indexes':
       case 'unwatch-all-indexes':

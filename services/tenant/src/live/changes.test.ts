@@ -48,6 +48,7 @@ describe('changes: watches', () => {
       Value: {
         Id: 'users/1',
         Collection: 'Users',
+        CollectionName: 'Users',
         ChangeVector: written.json.ChangeVector,
         Type: 'Put',
         Etag: expect.any(Number),

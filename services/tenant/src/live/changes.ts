@@ -75,16 +75,19 @@ function serveChanges(socket: WebSocket, db: Database, options: ChangesOptions):
         Type: 'Error',
         Code: error.code,
         Message: error.message,
+        Exception: error.message,
         ...(commandId === undefined ? {} : { CommandId: commandId }),
       });
       return;
     }
     const { command } = parsed;
     if (!watches.apply(command)) {
+      const message = `A changes connection holds at most ${MAX_WATCHES_PER_CONNECTION} watches; unwatch some, or watch a prefix or a collection`;
       send({
         Type: 'Error',
         Code: 'InvalidRequest',
-        Message: `A changes connection holds at most ${MAX_WATCHES_PER_CONNECTION} watches; unwatch some, or watch a prefix or a collection`,
+        Message: message,
+        Exception: message,
         CommandId: command.CommandId,
       });
       return;
@@ -138,6 +141,7 @@ function documentChange(change: DocumentChange): ChangesServerMessage {
     Value: {
       Id: change.id,
       Collection: change.collection,
+      CollectionName: change.collection,
       ChangeVector: change.changeVector,
       Type: change.type === 'put' ? 'Put' : 'Delete',
       Etag: change.etag,
