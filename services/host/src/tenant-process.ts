@@ -166,12 +166,17 @@ export class TenantProcess {
       ...(this.relaySerial === tls.serial ? {} : { tls }),
     };
     this.relaySerial = tls.serial;
-    // keepOpen false: once sent, this process's copy of the socket is closed; the tenant holds the only one.
-    this.child.send(message, socket, { keepOpen: false }, (error) => {
+    // Sent as a socket of no server. Node's bookkeeping for a server's socket sent to a child (made for
+    // cluster workers) would have the relay port's close() wait until every tenant process closed what it
+    // was handed — a host stopping hung on it in the chaos suite. The host does not own these connections
+    // any more: it closes its copy of the descriptor once sent (the tenant's copy stays open), which also
+    // takes the connection off the relay server's count.
+    (socket as unknown as { server: unknown }).server = null;
+    this.child.send(message, socket, { keepOpen: true }, (error) => {
+      socket.destroy();
       if (!error) return;
       this.relaySerial = null; // the material may not have arrived either
       this.log.warn({ err: error }, 'could not hand a relay connection to the tenant process');
-      socket.destroy();
     });
     return true;
   }
