@@ -53,7 +53,7 @@ export const ChangesCommandSchema = z.discriminatedUnion('Command', [
     CommandId: z.number().int(),
   }),
   z.object({
-    // `watch-docs` / `unwatch-docs` are RavenDB's clients' names for watching every document.
+    // `watch-docs` and `watch-indexes` (and their unwatch) are RavenDB's clients' names for watching every document, every index.
     Command: z.enum([
       'watch-all-docs',
       'unwatch-all-docs',
@@ -61,6 +61,8 @@ export const ChangesCommandSchema = z.discriminatedUnion('Command', [
       'unwatch-docs',
       'watch-all-indexes',
       'unwatch-all-indexes',
+      'watch-indexes',
+      'unwatch-indexes',
     ]),
     CommandId: z.number().int(),
   }),

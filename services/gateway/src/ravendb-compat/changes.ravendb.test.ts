@@ -1,7 +1,12 @@
 // The official `ravendb` client's changes feed against Rookery (fixture.ts), through the gateway's WebSocket
 // proxy: every document (`watch-docs`, Rookery's `watch-all-docs`) and one collection, with the collection
 // name where the client reads it.
-import type { DocumentChange, DocumentStore } from 'ravendb';
+import {
+  AbstractJavaScriptIndexCreationTask,
+  type DocumentChange,
+  type DocumentStore,
+  type IndexChange,
+} from 'ravendb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RavenFixture, startRavenFixture } from './fixture.js';
 
@@ -46,5 +51,24 @@ describe('the official ravendb client: changes', () => {
 
     expect(await anyChange).toMatchObject({ id: 'users/1', type: 'Put', collectionName: 'Users' });
     expect((await userChange).changeVector).toBeTruthy();
+  });
+
+  it("forAllIndexes (RavenDB's watch-indexes) delivers an index being added", async () => {
+    class Users_ByName extends AbstractJavaScriptIndexCreationTask<{ name: string }> {
+      public constructor() {
+        super();
+        this.map('Users', (user) => ({ name: user.name }));
+      }
+    }
+    const changes = store.changes();
+    const indexes = changes.forAllIndexes();
+    const added = new Promise<IndexChange>((resolve) => {
+      indexes.on('data', (change) => {
+        if (change.name === 'Users/ByName') resolve(change);
+      });
+    });
+    await indexes.ensureSubscribedNow();
+    await new Users_ByName().execute(store);
+    expect((await added).type).toBeTruthy();
   });
 });

@@ -31,7 +31,9 @@ export class ChangeWatches {
         return true;
       case 'watch-all-indexes':
       case 'unwatch-all-indexes':
-        this.allIndexes = command.Command === 'watch-all-indexes';
+      case 'watch-indexes':
+      case 'unwatch-indexes':
+        this.allIndexes = command.Command === 'watch-all-indexes' || command.Command === 'watch-indexes';
         return true;
       case 'watch-doc':
       case 'unwatch-doc':
