@@ -45,6 +45,12 @@ export {
   indexSnapshotsForBackup,
   listIndexSnapshots,
 } from './mirror/index-snapshots.js';
+export {
+  type BuildIndexOptions,
+  buildIndexOnMirror,
+  type IndexBuildOutcome,
+  type IndexBuildProgress as MirrorIndexBuildProgress,
+} from './mirror/index-build.js';
 export { hasMirror, isDeleted } from './mirror/layout.js';
 export {
   type MirrorLogger,

@@ -21,6 +21,8 @@ export const ErrorCodes = {
   TooManyIndexes: 409,
   /** A JavaScript index that does not fit the tenant's sandbox memory budget (ROOKERY_INDEX_SANDBOX_BUDGET_MB). */
   IndexSandboxBudgetExceeded: 409,
+  /** A worker's build of an index from the mirror failed (a batch failed, or the build was stopped); the job says why. */
+  IndexBuildFailed: 422,
   StaleResultsTimeout: 408,
   CollectionChangeNotAllowed: 400,
   DocumentNotFound: 404,
@@ -141,6 +143,7 @@ const TITLES: Record<ErrorCode, string> = {
   InvalidIndexDefinition: 'Invalid index definition',
   IndexNotFound: 'Index not found',
   TooManyIndexes: 'Too many indexes',
+  IndexBuildFailed: 'Index build failed',
   IndexSandboxBudgetExceeded: 'Index sandbox memory budget exhausted',
   StaleResultsTimeout: 'Index still stale',
   CollectionChangeNotAllowed: 'Collection change not allowed',

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { DatabaseNameSchema } from './database.js';
 import { IsoDateSchema } from './documents.js';
+import { IndexDefinitionSchema } from './indexes.js';
 
 const HOUR = 3600_000;
 
@@ -93,6 +94,24 @@ export const DatabaseJobPayloadSchema = z
 export type DatabaseJobPayload = z.output<typeof DatabaseJobPayloadSchema>;
 
 /**
+ * Builds one index of a database on the worker fleet (issue [10]): a worker restores the database
+ * from the mirror into its own scratch directory, builds the index file with the engine's code and
+ * writes it to the mirror as an index snapshot, which the tenant's indexer adopts and catches up.
+ * The definition travels whole: the snapshot is labelled with its hash, and the indexer adopts only
+ * a snapshot of the definition it holds.
+ */
+export const IndexBuildJobPayloadSchema = z
+  .object({
+    database: DatabaseNameSchema,
+    definition: IndexDefinitionSchema,
+    /** The build's label, written into the snapshot: the indexer adopts only the build it asked for. */
+    build: z.string().regex(/^[0-9a-z-]{1,64}$/),
+    requestedBy: z.string().min(1).max(200).optional(),
+  })
+  .strict();
+export type IndexBuildJobPayload = z.output<typeof IndexBuildJobPayloadSchema>;
+
+/**
  * Every job type, as `openSqliteJobQueue` / `openPostgresJobQueue` take them. A lease is how long
  * one attempt may run before the queue counts it failed and retries it (the queue has no
  * heartbeat): long enough for an honest backup of a large database, and the bound on how long a
@@ -106,6 +125,7 @@ export type RookeryJobTypes = {
   'lifecycle-sweep': { payload: typeof LifecycleSweepJobPayloadSchema; leaseMs: number };
   'tenant-purge': { payload: typeof TenantPurgeJobPayloadSchema; leaseMs: number };
   database: { payload: typeof DatabaseJobPayloadSchema; leaseMs: number };
+  'index-build': { payload: typeof IndexBuildJobPayloadSchema; leaseMs: number };
 };
 export const ROOKERY_JOB_TYPES: RookeryJobTypes = {
   backup: { payload: BackupJobPayloadSchema, leaseMs: 2 * HOUR },
@@ -116,6 +136,8 @@ export const ROOKERY_JOB_TYPES: RookeryJobTypes = {
   'tenant-purge': { payload: TenantPurgeJobPayloadSchema, leaseMs: HOUR },
   // Waking a tenant and one admin call; deleting a large database's files is the long case.
   database: { payload: DatabaseJobPayloadSchema, leaseMs: HOUR / 6 },
+  // A restore from the mirror and a build from zero: 1M documents take minutes per index.
+  'index-build': { payload: IndexBuildJobPayloadSchema, leaseMs: 2 * HOUR },
 };
 export type RookeryJobType = keyof RookeryJobTypes;
 
@@ -135,4 +157,9 @@ export function sweepDedupeKey(tenantId: string, database: string): string {
 /** The dedupe key of a tenant's purge: one waiting purge per tenant id. */
 export function tenantPurgeDedupeKey(tenantId: string): string {
   return `tenant-purge:${tenantId}`;
+}
+
+/** The dedupe key of an index's worker builds: one waiting build per index of a database. */
+export function indexBuildDedupeKey(tenantId: string, database: string, index: string): string {
+  return `index-build:${tenantId}/${database.toLowerCase()}/${index.toLowerCase()}`;
 }

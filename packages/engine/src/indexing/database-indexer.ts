@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
@@ -10,6 +11,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { IndexSnapshotEntry } from '../mirror/index-snapshots.js';
 import { BatchPreparer, type PreparedBatch } from './batch-preparer.js';
 import { DocumentSource } from './document-source.js';
+import { ADOPTING_DIRECTORY, catchUpStaged, stageIndexSnapshot } from './index-adoption.js';
 import {
   createIndexFile,
   INDEXES_DIRECTORY,
@@ -61,7 +63,24 @@ export interface DatabaseIndexerOptions {
   prepareThread?: PrepareThread;
   /** Copies caught-up indexes to the database's mirror now and then (`snapshotDue`); absent: never. */
   snapshots?: IndexSnapshotPolicy;
+  /** Builds new and reset indexes of large databases on the worker fleet (`adoptBuilt`); absent: always here. */
+  workerBuilds?: WorkerBuildPolicy;
 }
+
+export interface WorkerBuildPolicy {
+  /** This database's directory on the mirror: where the worker's snapshot appears. */
+  mirrorDirectory: string;
+  /** A new or reset index of a database holding more documents than this is built by a worker. */
+  threshold: number;
+  /**
+   * Asks for the build (the job on the queue); called again after a restart while one is awaited.
+   * `build` labels it: only that snapshot is adopted, so a reset never adopts a copy of its old self.
+   */
+  request(definition: IndexDefinition, build: string): void;
+}
+
+/** The index file's meta key that says a worker builds it (kept across restarts; the adopted file has none). */
+const WORKER_BUILD_KEY = 'worker_build';
 
 export interface IndexProgress {
   index: string;
@@ -90,6 +109,11 @@ interface LoadedIndex {
    * batch whose JavaScript reduce ran over its time budget (see ReduceBudgetExceeded).
    */
   batchLimit: number;
+  /**
+   * The worker build this index awaits (null: built here). An empty index
+   * is not built here meanwhile; an old one (a reset) keeps answering and keeping up.
+   */
+  awaitingBuild: string | null;
 }
 
 /**
@@ -128,6 +152,7 @@ export class DatabaseIndexer {
         removeIndexFiles(path.join(this.directory, file));
       }
     }
+    for (const name of this.awaitingBuilds) this.requestBuildIfAwaited(name);
   }
 
   get names(): string[] {
@@ -168,8 +193,14 @@ export class DatabaseIndexer {
     if (existing) this.delete(existing.name);
     const file = path.join(this.directory, indexFileName(definition.Name));
     removeIndexFiles(file);
-    createIndexFile(file, definition).close();
+    const created = createIndexFile(file, definition);
+    try {
+      if (this.buildsOnWorker()) markAwaitingBuild(created);
+    } finally {
+      created.close();
+    }
     this.load(file);
+    this.requestBuildIfAwaited(definition.Name);
     return { created: true };
   }
 
@@ -187,9 +218,78 @@ export class DatabaseIndexer {
     const loaded = this.indexes.get(name.toLowerCase());
     if (!loaded) return false;
     const definition = loaded.writer.definition;
+    if (this.buildsOnWorker()) {
+      // The old index answers (and keeps up here) until the worker's build is adopted.
+      loaded.awaitingBuild = markAwaitingBuild(loaded.db);
+      this.requestBuildIfAwaited(definition.Name);
+      return true;
+    }
     this.delete(loaded.name);
     this.put(definition);
     return true;
+  }
+
+  /** The documents' last etag now (the end a build from scratch must reach). */
+  documentsLastEtag(): number {
+    return this.source.lastEtag();
+  }
+
+  /** Names of the indexes a worker is building. */
+  get awaitingBuilds(): string[] {
+    return [...this.indexes.values()].filter((i) => i.awaitingBuild !== null).map((i) => i.name);
+  }
+
+  /**
+   * Adopts the worker-built snapshot of every index that awaits one and has it on the mirror
+   * (index-adoption.ts): caught up in a staging file, then swapped in. Returns the names adopted.
+   */
+  adoptBuilt(): string[] {
+    const policy = this.options.workerBuilds;
+    if (!policy) return [];
+    const adopted: string[] = [];
+    for (const loaded of [...this.indexes.values()]) {
+      if (loaded.awaitingBuild === null || this.closed) continue;
+      const definition = loaded.writer.definition;
+      const staged = stageIndexSnapshot(
+        policy.mirrorDirectory,
+        path.dirname(this.directory),
+        definition,
+        this.source.txid(),
+        loaded.awaitingBuild,
+      );
+      if (!staged) continue;
+      try {
+        catchUpStaged(staged.file, definition, this.source, this.batchSize, this.options.sandbox);
+        this.indexes.delete(loaded.name.toLowerCase());
+        this.unload(loaded);
+        removeIndexFiles(loaded.file);
+        fs.renameSync(staged.file, loaded.file);
+        this.load(loaded.file);
+        adopted.push(loaded.name);
+      } finally {
+        fs.rmSync(path.join(path.dirname(this.directory), ADOPTING_DIRECTORY), {
+          recursive: true,
+          force: true,
+        });
+      }
+    }
+    return adopted;
+  }
+
+  private buildsOnWorker(): boolean {
+    const policy = this.options.workerBuilds;
+    return policy !== undefined && this.source.documentCount() > policy.threshold;
+  }
+
+  private requestBuildIfAwaited(name: string): void {
+    const loaded = this.indexes.get(name.toLowerCase());
+    if (loaded && loaded.awaitingBuild !== null)
+      this.options.workerBuilds?.request(loaded.writer.definition, loaded.awaitingBuild);
+  }
+
+  /** An index a worker builds from zero is not built here too (that is the host's CPU the worker saves). */
+  private buildsHere(loaded: LoadedIndex): boolean {
+    return !(loaded.awaitingBuild !== null && loaded.writer.lastEtag === 0);
   }
 
   /**
@@ -201,7 +301,7 @@ export class DatabaseIndexer {
     const lastEtag = this.source.lastEtag();
     for (const loaded of this.indexes.values()) {
       const from = loaded.writer.lastEtag;
-      if (from >= lastEtag) continue;
+      if (from >= lastEtag || !this.buildsHere(loaded)) continue;
       progress.push(
         this.advance(loaded, from, () => {
           loaded.preparer ??= new BatchPreparer(loaded.writer.definition, this.options.sandbox);
@@ -227,7 +327,7 @@ export class DatabaseIndexer {
     const lastEtag = this.source.lastEtag();
     for (const loaded of [...this.indexes.values()]) {
       const from = loaded.writer.lastEtag;
-      if (from >= lastEtag) continue;
+      if (from >= lastEtag || !this.buildsHere(loaded)) continue;
       const prefetched = loaded.prefetch?.afterEtag === from ? loaded.prefetch.prepared : null;
       loaded.prefetch = null;
       let prepared: Prepared;
@@ -312,6 +412,8 @@ export class DatabaseIndexer {
     const taken: IndexSnapshotEntry[] = [];
     for (const loaded of [...this.indexes.values()]) {
       const lastEtag = this.source.lastEtag();
+      // An index awaiting a worker's build is not copied: its copy would pass for the build.
+      if (loaded.awaitingBuild !== null) continue;
       if (!this.isCurrent(loaded, loaded.writer.lastEtag) || loaded.writer.lastEtag < lastEtag) continue;
       try {
         const entry = await this.snapshots.takeIfDue(
@@ -374,6 +476,7 @@ export class DatabaseIndexer {
         prefetch: null,
         sandboxMb,
         batchLimit: this.batchSize,
+        awaitingBuild: awaitedBuildOf(db),
       });
     } catch (error) {
       db.close();
@@ -398,6 +501,20 @@ export class DatabaseIndexer {
     const { memoryMb } = resolveSandboxLimits(this.options.sandbox);
     return typeof definition.Reduce === 'string' ? 2 * memoryMb : memoryMb;
   }
+}
+
+/** Records in the index file that a worker builds it, under a new build label. */
+function markAwaitingBuild(db: BetterSqlite3.Database): string {
+  const build = randomUUID();
+  db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(WORKER_BUILD_KEY, build);
+  return build;
+}
+
+function awaitedBuildOf(db: BetterSqlite3.Database): string | null {
+  const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(WORKER_BUILD_KEY) as
+    | { value: string }
+    | undefined;
+  return row === undefined ? null : String(row.value);
 }
 
 export function removeIndexFiles(file: string): void {

@@ -106,6 +106,14 @@ export class DocumentSource {
     return Number(row?.value ?? 0);
   }
 
+  /** Documents the database holds (archived ones too), from its counters: what decides where a new index is built. */
+  documentCount(): number {
+    const row = this.db
+      .prepare("SELECT coalesce(sum(value), 0) AS n FROM counters WHERE key >= 'docs/' AND key < 'docs0'")
+      .get() as { n: number };
+    return Number(row.n);
+  }
+
   lastEtag(): number {
     return Math.max(this.lastDocEtag.get()?.etag ?? 0, this.lastTombstoneEtag.get()?.etag ?? 0);
   }

@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Database } from '../database.js';
 import { DatabaseIndexer } from '../indexing/database-indexer.js';
 import { INDEXES_DIRECTORY, indexFileName } from '../indexing/index-file.js';
+import { dumpIndex } from '../test-fixtures/index-dump.js';
 import { listIndexSnapshots, pruneIndexSnapshots, takeIndexSnapshot } from './index-snapshots.js';
 import { epochOfGeneration, generationDir, listGenerations, readParent } from './layout.js';
 import { restoreDatabase } from './restore.js';
@@ -120,44 +121,6 @@ async function apply(db: Database, ops: readonly Op[]): Promise<void> {
       await db.batch([{ Type: 'PUT', Id: id, Document: { ...current, '@metadata': metadata } }]);
       await db.sweepDue(now);
     }
-  }
-}
-
-/** Everything an index answers queries from, independent of entry numbering: per source, its terms and stored value. */
-function dumpIndex(databaseDirectory: string, name: string): unknown {
-  const sqlite = new BetterSqlite3(path.join(databaseDirectory, INDEXES_DIRECTORY, indexFileName(name)), {
-    readonly: true,
-    fileMustExist: true,
-  });
-  try {
-    const rows = sqlite
-      .prepare(
-        `SELECT e.source, e.doc_id, e.stored, f.name AS field, t.value
-         FROM entries e LEFT JOIN terms t ON t.entry = e.id LEFT JOIN fields f ON f.id = t.field`,
-      )
-      .all() as {
-      source: string;
-      doc_id: string | null;
-      stored: string | null;
-      field: string;
-      value: unknown;
-    }[];
-    const entries = rows.map((r) => JSON.stringify([r.source, r.doc_id, r.stored, r.field, r.value])).sort();
-    const counts = (
-      sqlite
-        .prepare(
-          'SELECT f.name, c.value, c.count FROM term_counts c JOIN fields f ON f.id = c.field WHERE c.count > 0',
-        )
-        .all() as unknown[]
-    )
-      .map((r) => JSON.stringify(r))
-      .sort();
-    const meta = sqlite
-      .prepare("SELECT value FROM meta WHERE key IN ('entries', 'last_etag') ORDER BY key")
-      .all();
-    return { entries, counts, meta };
-  } finally {
-    sqlite.close();
   }
 }
 

@@ -52,6 +52,11 @@ const ManifestSchema = z.object({
   takenAt: z.number().int().min(0),
   bytes: z.number().int().min(0),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** The worker build this snapshot is (mirror/index-build.ts); absent on the indexer's own copies. */
+  build: z
+    .string()
+    .regex(/^[0-9a-z-]{1,64}$/)
+    .optional(),
 });
 export type IndexSnapshotManifest = z.infer<typeof ManifestSchema>;
 
@@ -86,6 +91,8 @@ export interface TakeIndexSnapshotOptions {
   /** docs.db's transaction number now (read after the copy is complete; see the header comment). */
   docsTxid: () => number;
   now: () => number;
+  /** Labels a worker's build, which only the indexer that asked for it adopts. */
+  build?: string;
 }
 
 /**
@@ -132,6 +139,7 @@ export async function takeIndexSnapshot(
       takenAt: options.now(),
       bytes: fs.statSync(file).size,
       sha256: sha256Of(file),
+      ...(options.build === undefined ? {} : { build: options.build }),
     };
     writeSynced(path.join(building, MANIFEST_FILE), JSON.stringify(manifest));
     syncDirectory(building);
@@ -282,6 +290,8 @@ export function restoreIndexSnapshots(
   lineage: readonly LineageStep[],
   databaseDirectory: string,
   definitions: readonly IndexDefinition[],
+  /** `build`: only that worker build (an index adopting the build it asked for, never an older copy of itself). */
+  { build }: { build?: string } = {},
 ): IndexRestoreOutcome {
   const outcome: IndexRestoreOutcome = { restored: [], rebuilt: [], skipped: [] };
   const target = path.join(databaseDirectory, 'indexes');
@@ -290,7 +300,12 @@ export function restoreIndexSnapshots(
     const candidates = lineage
       .flatMap((step) =>
         listIndexSnapshots(generationDir(mirrorDirectory, step.generation), definition.Name)
-          .filter((s) => s.txid <= step.maxTxid && s.definitionHash === hash)
+          .filter(
+            (s) =>
+              s.txid <= step.maxTxid &&
+              s.definitionHash === hash &&
+              (build === undefined || s.build === build),
+          )
           .map((s) => ({ ...s, generation: step.generation })),
       )
       // Newest first: the highest etag needs the least catching up.

@@ -11,6 +11,7 @@ export const SHORT_LEASE_JOB_TYPES: RookeryJobTypes = {
   'lifecycle-sweep': { ...ROOKERY_JOB_TYPES['lifecycle-sweep'], leaseMs: 4_000 },
   'tenant-purge': { ...ROOKERY_JOB_TYPES['tenant-purge'], leaseMs: 4_000 },
   database: { ...ROOKERY_JOB_TYPES.database, leaseMs: 4_000 },
+  'index-build': { ...ROOKERY_JOB_TYPES['index-build'], leaseMs: 4_000 },
 };
 
 export async function waitForJob(
