@@ -48,10 +48,12 @@ function unitCommand(unit: string) {
       .map((line) => line.slice(key.length + 1));
   const [workingDirectory] = values('WorkingDirectory');
   const [execStart] = values('ExecStart');
-  if (workingDirectory === undefined || execStart === undefined)
+  const [timeoutStopSec] = values('TimeoutStopSec');
+  if (workingDirectory === undefined || execStart === undefined || timeoutStopSec === undefined)
     throw new Error(`not a service unit:\n${unit}`);
   return {
     workingDirectory,
+    timeoutStopSec: Number(timeoutStopSec),
     // `-file`: optional, as systemd reads it.
     environmentFiles: values('EnvironmentFile').map((f) =>
       f.startsWith('-') ? { file: f.slice(1), optional: true } : { file: f, optional: false },
@@ -59,6 +61,26 @@ function unitCommand(unit: string) {
     // node-config refuses values that would need quoting, so the command line splits on spaces.
     argv: execStart.split(' '),
   };
+}
+
+/**
+ * `systemctl stop`: SIGTERM, and SIGKILL once the unit's TimeoutStopSec has passed (the node would be
+ * killed on a machine too). Answers how the process ended: `exit 0` is a clean stop.
+ */
+async function stopUnit(child: ChildProcess, timeoutStopSec: number): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  const stopped = stopProcess(child);
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), timeoutStopSec * 1000);
+  });
+  const outcome = await Promise.race([stopped, late]);
+  clearTimeout(timer);
+  if (outcome === 'late') {
+    child.kill('SIGKILL');
+    await stopped;
+    return `killed after TimeoutStopSec=${timeoutStopSec}`;
+  }
+  return child.signalCode === null ? `exit ${child.exitCode}` : `signal ${child.signalCode}`;
 }
 
 /** KEY=value lines (systemd's EnvironmentFile): comments and blank lines skipped. */
@@ -78,7 +100,7 @@ async function freeBasePort(): Promise<number> {
     const base = 20_000 + 1000 * Math.floor(Math.random() * 40);
     const offsets = [
       ...Array.from({ length: HOSTS }, (_, i) => [1 + i, 301 + i]).flat(),
-      ...Array.from({ length: GATEWAYS }, (_, i) => 101 + i),
+      ...Array.from({ length: GATEWAYS }, (_, i) => [101 + i, 151 + i]).flat(),
       201,
     ];
     const clash = await firstPortInUse(
@@ -97,10 +119,11 @@ async function freeBasePort(): Promise<number> {
 describe("envs/local's rendered configuration runs a fleet", () => {
   const tmp = makeTempDir('rookery-rendered-fleet-');
   const cleanups: (() => Promise<void>)[] = [];
+  // Room for every unit's TimeoutStopSec when a failed test leaves them all running.
   afterAll(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup();
     tmp.cleanup();
-  });
+  }, 300_000);
 
   // The suite builds OpenTofu when it is missing, as its infrastructure step does: minutes cold, at nice 19.
   let tofu = '';
@@ -172,15 +195,22 @@ describe("envs/local's rendered configuration runs a fleet", () => {
       }
     }
 
-    const started: { name: string; child: ChildProcess }[] = [];
+    const started: { name: string; child: ChildProcess; timeoutStopSec: number }[] = [];
+    /** Stops every node still running, the last started first (the hosts after what reaches them). */
+    const stopAll = async () => {
+      const outcomes: Record<string, string> = {};
+      for (const { name, child, timeoutStopSec } of started.splice(0).reverse())
+        outcomes[name] = await stopUnit(child, timeoutStopSec);
+      return outcomes;
+    };
     cleanups.push(async () => {
-      for (const { child } of started.reverse()) await stopProcess(child);
+      await stopAll();
     });
     const logs = path.join(tmp.dir, 'logs');
     fs.mkdirSync(logs);
     /** Starts one node exactly as its unit says; resolves with its ready message. */
     async function start(name: string, node: Node) {
-      const { workingDirectory, environmentFiles, argv } = unitCommand(node.unit);
+      const { workingDirectory, environmentFiles, argv, timeoutStopSec } = unitCommand(node.unit);
       // systemd gives a unit no environment of its own beyond PATH and the like: nothing of this test's.
       const nodeEnv: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
       for (const { file, optional } of environmentFiles) {
@@ -194,7 +224,7 @@ describe("envs/local's rendered configuration runs a fleet", () => {
         cwd: workingDirectory,
         stdio: log,
       });
-      started.push({ name, child });
+      started.push({ name, child, timeoutStopSec });
       try {
         return (await ready) as Record<string, unknown>;
       } catch (error) {
@@ -209,6 +239,16 @@ describe("envs/local's rendered configuration runs a fleet", () => {
       gateways.push(z.object({ url: z.string() }).parse(await start(name, node)));
     for (const [name, node] of byRole('worker')) await start(name, node);
     const gateway = gateways[0]!.url;
+
+    // The load balancer's check, on the health port the gateway's env file names: plain HTTP, no certificate.
+    const [, gatewayNode] = byRole('gateway')[0]!;
+    const healthPort = /^ROOKERY_GATEWAY_HEALTH_PORT=(\d+)$/m.exec(
+      Object.values(gatewayNode.files).join('\n'),
+    )?.[1];
+    expect(healthPort).toBeDefined();
+    const health = await fetch(`http://127.0.0.1:${healthPort}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
 
     // The first request places the tenant and starts it: a loaded machine may answer TenantStarting first.
     await expect
@@ -227,6 +267,14 @@ describe("envs/local's rendered configuration runs a fleet", () => {
     const read = await callGateway(gateway, admin, 'GET', '/databases/shop/docs?id=orders/1-A');
     expect(read.status).toBe(200);
     expect(read.body).toContain('Ada Lovelace');
+    // Readers at once, as traffic comes: the gateway opens more connections to the tenant's host, which hands
+    // them to the running tenant's process (the relay's hand-off) — what a drain must then move away from.
+    const readers = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        callGateway(gateway, admin, 'GET', '/databases/shop/docs?id=orders/1-A'),
+      ),
+    );
+    expect(readers.map((r) => r.status)).toEqual(Array(8).fill(200));
 
     // The operator drains the owner, as a rolling upgrade does (docs/operations.md, "Roll an upgrade").
     const rookery = (...args: string[]) =>
@@ -261,6 +309,9 @@ describe("envs/local's rendered configuration runs a fleet", () => {
       .toBe(200);
     const moved = await callGateway(gateway, admin, 'GET', '/databases/shop/docs?id=orders/1-A');
     expect(moved.body).toContain('Ada Lovelace');
+
+    // Every node stops on SIGTERM within its unit's TimeoutStopSec, as systemd stops it, the drained host too.
+    expect(await stopAll()).toEqual(Object.fromEntries(Object.keys(nodes).map((name) => [name, 'exit 0'])));
   }, 900_000);
 });
 
