@@ -1,6 +1,5 @@
 import { indexStatsOf } from '@rookery/engine';
 import {
-  type IndexDefinition,
   IndexDefinitionSchema,
   IndexNameSchema,
   type IndexStats,
@@ -12,6 +11,7 @@ import { z } from 'zod';
 import type { DatabaseQueries } from '../indexing/tenant-indexing.js';
 import { parseWith, type RouteContext } from './context.js';
 import { putRavenIndexes } from './ravendb/indexes.js';
+import { defineStaticIndex } from './static-indexes.js';
 
 const NameQuerySchema = z.object({ name: IndexNameSchema });
 /** Paging (every index by default) and `namesOnly=true` (names, not stats), as RavenDB's GetIndexNamesOperation sends. */
@@ -69,21 +69,6 @@ export function indexRoutes(app: FastifyInstance, context: RouteContext): void {
     if (!reset) throw notFound(queries, name);
     return { Index: name, Reset: true };
   });
-}
-
-/** Creates or replaces a static index (names under `Auto/` belong to automatic indexes). */
-export function defineStaticIndex(
-  context: RouteContext,
-  queries: DatabaseQueries,
-  definition: IndexDefinition,
-): Promise<{ created: boolean }> {
-  if (definition.Name.toLowerCase().startsWith('auto/')) {
-    throw new RookeryError(
-      'InvalidIndexDefinition',
-      'Names starting with "Auto/" are reserved for automatic indexes; pick another name',
-    );
-  }
-  return context.indexing.defineIndex(queries.db, definition);
 }
 
 function statsOf(queries: DatabaseQueries, name: string): IndexStats {

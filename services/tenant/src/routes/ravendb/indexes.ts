@@ -1,7 +1,7 @@
 import { fromRavenIndexDefinition, RavenPutIndexesSchema } from '@rookery/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseWith, type RouteContext } from '../context.js';
-import { defineStaticIndex } from '../indexes.js';
+import { defineStaticIndex } from '../static-indexes.js';
 
 /** What RavenDB's PutIndexesOperation reads back: each index by name, with the (Raft) index of its change. */
 export interface RavenPutIndexesResult {
