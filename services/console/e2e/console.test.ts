@@ -3,17 +3,12 @@
 // package's production build (dist/, which `npm test` builds first). The browser presents a real client
 // certificate; the person signs in with a TOTP code. Every step waits for an element or an answer, never
 // for time. Screenshots of each page go to e2e/screenshots/ (ignored by git).
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Client, type Stack, startStack } from '@rookery/gateway/testing';
 import { generate } from 'otplib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, personContext } from './browser.js';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const DIST = path.join(here, '..', 'dist');
-const SCREENSHOTS = path.join(here, 'screenshots');
+import { accessibilityViolations, DIST, shot as shotOf, signIn, watchPolicy } from './pages.js';
 
 let stack: Stack;
 let admin: Client;
@@ -23,12 +18,6 @@ let context: BrowserContext;
 let page: Page;
 /** What the browser said about the Content-Security-Policy: the console must need nothing it forbids. */
 const policyViolations: string[] = [];
-
-function watchPolicy(watched: Page): void {
-  watched.on('console', (message) => {
-    if (/Content Security Policy/i.test(message.text())) policyViolations.push(message.text());
-  });
-}
 
 beforeAll(async () => {
   stack = await startStack({ consoleDir: DIST });
@@ -47,7 +36,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   context = await personContext(browser, stack.gateway.url, person.client);
   page = await context.newPage();
-  watchPolicy(page);
+  watchPolicy(page, policyViolations);
 }, 180_000);
 
 afterAll(async () => {
@@ -56,8 +45,10 @@ afterAll(async () => {
   await stack?.close();
 });
 
-async function shot(name: string, on: Page = page): Promise<void> {
-  await on.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+/** A screenshot of the page, and axe-core's check of it: no serious or critical violation. */
+async function shot(name: string): Promise<void> {
+  await shotOf(page, name);
+  expect(await accessibilityViolations(page)).toEqual([]);
 }
 
 /** A code the authenticator does not show now or in the neighbouring periods. */
@@ -70,25 +61,6 @@ async function wrongCode(): Promise<string> {
     const code = String(n % 1_000_000).padStart(6, '0');
     if (!valid.has(code)) return code;
   }
-}
-
-/**
- * Types the current code on the sign-in page with the keyboard alone (Tab to the field, Enter to send) and
- * waits for the documents page; the code it used.
- */
-async function signIn(on: Page, secret: string): Promise<string> {
-  const code = await generate({ secret });
-  const field = on.getByLabel('Code from your authenticator app');
-  await field.waitFor();
-  const focused = () => on.evaluate<boolean>(`document.activeElement?.id === 'totp'`);
-  for (let presses = 0; !(await focused()); presses++) {
-    expect(presses, 'Tab reaches the code field').toBeLessThan(10);
-    await on.keyboard.press('Tab');
-  }
-  await on.keyboard.type(code);
-  await on.keyboard.press('Enter');
-  await on.getByRole('heading', { name: 'Collections' }).waitFor();
-  return code;
 }
 
 async function stored(id: string): Promise<Record<string, unknown>> {
@@ -267,35 +239,6 @@ describe('the console in Chromium', () => {
     expect([after.status, after.json.code]).toEqual([401, 'TwoFactorRequired']);
     await page.reload();
     await page.getByRole('heading', { name: 'Sign in to Rookery' }).waitFor();
-    expect(policyViolations).toEqual([]);
-  });
-});
-
-describe('a read-only person in the console', () => {
-  it('reads and queries, and every change is refused by the gateway with its reason', async () => {
-    const reader = await stack.person('Rita Reader', 'acme', {
-      kind: 'database',
-      access: { shop: 'read-only' },
-    });
-    const readerContext = await personContext(browser, stack.gateway.url, reader.client);
-    try {
-      const readerPage = await readerContext.newPage();
-      watchPolicy(readerPage);
-      await readerPage.goto(stack.gateway.url);
-      await signIn(readerPage, reader.secret);
-      await readerPage.getByRole('button', { name: /^Users\s*3$/ }).click();
-      await readerPage.getByRole('button', { name: 'users/3', exact: true }).click();
-      const editor = readerPage.getByLabel('Document (JSON)');
-      await expect.poll(() => editor.inputValue()).toContain('"Linus"');
-      await editor.fill('{"Name": "Rewritten by a reader"}');
-      await readerPage.getByRole('button', { name: 'Save' }).click();
-      const refusal = readerPage.getByRole('alert');
-      await expect(refusal.textContent()).resolves.toContain('may only read database shop');
-      expect(await stored('users/3')).toMatchObject({ Name: 'Linus' });
-      await shot('read-only-refused', readerPage);
-    } finally {
-      await readerContext.close();
-    }
     expect(policyViolations).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 // The console's frame: who is signed in (GET /auth/session), the sign-in page until a two-factor session
 // is open, then the database picker and the pages. Pages are chosen by the URL's hash (#documents,
-// #query), so the gateway serves one page, `/`, and the browser's back button still works.
+// #query, #indexes), so the gateway serves one page, `/`, and the browser's back button still works.
 import { useCallback, useEffect, useState } from 'react';
 import {
   ApiError,
@@ -12,13 +12,21 @@ import {
   setCsrfToken,
 } from './api.js';
 import { Documents } from './Documents.js';
+import { Indexes } from './indexes/Indexes.js';
 import { Query } from './Query.js';
+import { canWrite } from './roles.js';
 import { SignIn } from './SignIn.js';
 
-type Page = 'documents' | 'query';
+const PAGES = [
+  ['documents', 'Documents'],
+  ['query', 'Query'],
+  ['indexes', 'Indexes'],
+] as const;
+type Page = (typeof PAGES)[number][0];
 
 function pageOfHash(): Page {
-  return window.location.hash === '#query' ? 'query' : 'documents';
+  const wanted = window.location.hash.slice(1);
+  return PAGES.find(([page]) => page === wanted)?.[0] ?? 'documents';
 }
 
 export function App() {
@@ -72,6 +80,7 @@ function SignedIn({ session, onSignOut }: { session: Session; onSignOut: () => P
   const [databases, setDatabases] = useState<string[]>([]);
   const [database, setDatabase] = useState('');
   const [error, setError] = useState('');
+  const writable = canWrite(session.Principal.Role, database);
 
   useEffect(() => {
     const onHash = () => setPage(pageOfHash());
@@ -94,12 +103,11 @@ function SignedIn({ session, onSignOut }: { session: Session; onSignOut: () => P
       <header className="top">
         <span className="brand">Rookery</span>
         <nav aria-label="Pages">
-          <a href="#documents" aria-current={page === 'documents' ? 'page' : undefined}>
-            Documents
-          </a>
-          <a href="#query" aria-current={page === 'query' ? 'page' : undefined}>
-            Query
-          </a>
+          {PAGES.map(([name, title]) => (
+            <a key={name} href={`#${name}`} aria-current={page === name ? 'page' : undefined}>
+              {title}
+            </a>
+          ))}
         </nav>
         <label className="database">
           Database{' '}
@@ -123,8 +131,13 @@ function SignedIn({ session, onSignOut }: { session: Session; onSignOut: () => P
         {database === '' && !error && (
           <p>This tenant has no database yet: create one with PUT /admin/databases.</p>
         )}
-        {database !== '' && page === 'documents' && <Documents key={database} database={database} />}
+        {database !== '' && page === 'documents' && (
+          <Documents key={database} database={database} canWrite={writable} />
+        )}
         {database !== '' && page === 'query' && <Query key={database} database={database} />}
+        {database !== '' && page === 'indexes' && (
+          <Indexes key={database} database={database} canWrite={writable} />
+        )}
       </main>
     </div>
   );

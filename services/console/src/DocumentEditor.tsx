@@ -29,6 +29,8 @@ const SERVER_OWNED = new Set(['@id', '@change-vector', '@last-modified', '@etag'
 export function DocumentEditor(props: {
   database: string;
   editing: Editing;
+  /** False for a principal that may only read the database: no Save or Delete (the gateway refuses them). */
+  canWrite: boolean;
   onSaved: (id: string) => void;
   onDeleted: () => void;
 }) {
@@ -131,6 +133,7 @@ export function DocumentEditor(props: {
         spellCheck={false}
         rows={16}
         value={text}
+        readOnly={!props.canWrite}
         aria-invalid={validation.error !== null}
         aria-describedby="document-validation"
         onChange={(event) => setText(event.target.value)}
@@ -138,7 +141,8 @@ export function DocumentEditor(props: {
       <p id="document-validation" className={validation.error ? 'error' : 'ok'} aria-live="polite">
         {validation.error ?? 'Valid JSON.'}
       </p>
-      <div className="actions">
+      {!props.canWrite && <p className="help">This certificate may only read database {database}.</p>}
+      <div className="actions" hidden={!props.canWrite}>
         <button type="button" onClick={() => void save()} disabled={validation.value === null}>
           Save
         </button>

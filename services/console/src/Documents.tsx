@@ -6,7 +6,7 @@ import { DocumentEditor, type Editing } from './DocumentEditor.js';
 
 const PAGE_SIZE = 25;
 
-export function Documents({ database }: { database: string }) {
+export function Documents({ database, canWrite }: { database: string; canWrite: boolean }) {
   const [collections, setCollections] = useState<[string, number][]>([]);
   const [collection, setCollection] = useState<string | null>(null);
   const [editing, setEditing] = useState<Editing | null>(null);
@@ -57,7 +57,7 @@ export function Documents({ database }: { database: string }) {
           database={database}
           collection={collection}
           onOpen={(id) => setEditing({ kind: 'existing', id })}
-          onNew={() => setEditing({ kind: 'new', collection })}
+          onNew={canWrite ? () => setEditing({ kind: 'new', collection }) : null}
         />
       )}
       {editing !== null && (
@@ -65,6 +65,7 @@ export function Documents({ database }: { database: string }) {
           key={editing.kind === 'existing' ? editing.id : `new:${editing.collection}`}
           database={database}
           editing={editing}
+          canWrite={canWrite}
           onSaved={(id) => {
             setEditing({ kind: 'existing', id, notice: `Saved ${id}.` });
             changed();
@@ -83,7 +84,8 @@ function DocumentList(props: {
   database: string;
   collection: string;
   onOpen: (id: string) => void;
-  onNew: () => void;
+  /** Null for a principal that may only read the database. */
+  onNew: (() => void) | null;
 }) {
   const { database, collection } = props;
   const [page, setPage] = useState(0);
@@ -106,9 +108,11 @@ function DocumentList(props: {
   return (
     <section aria-labelledby="list-heading" className="list">
       <h2 id="list-heading">{collection}</h2>
-      <button type="button" onClick={props.onNew}>
-        New document
-      </button>
+      {props.onNew && (
+        <button type="button" onClick={props.onNew}>
+          New document
+        </button>
+      )}
       {error && <p role="alert">{error}</p>}
       <ul aria-label={`Documents in ${collection}`}>
         {ids.map((id) => (

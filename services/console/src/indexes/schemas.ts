@@ -1,0 +1,22 @@
+// The index answers the Indexes page reads (packages/protocol's IndexStats), parsed before it sees them.
+import { z } from 'zod';
+
+export const IndexStatsSchema = z.looseObject({
+  Name: z.string(),
+  Type: z.string(),
+  Collections: z.array(z.string()),
+  LastIndexedEtag: z.number(),
+  IsStale: z.boolean(),
+  Progress: z
+    .object({ TotalDocuments: z.number(), DocumentsToProcess: z.number(), IsEstimate: z.boolean() })
+    .nullable(),
+  EntriesCount: z.number(),
+  ErrorsCount: z.number(),
+  Errors: z.array(z.object({ Document: z.string().nullable(), Error: z.string(), At: z.string() })),
+  State: z.string(),
+});
+export type IndexStats = z.infer<typeof IndexStatsSchema>;
+
+export const IndexListSchema = z.looseObject({ Results: z.array(IndexStatsSchema) });
+export const IndexPutSchema = z.looseObject({ Index: z.string(), Created: z.boolean() });
+export const IndexResetSchema = z.looseObject({ Index: z.string(), Reset: z.literal(true) });
