@@ -46,6 +46,10 @@ export const WorkerConfigSchema = z
     compressionLevel: count(1, 19).default(3),
     /** Cap on how fast one backup reads the mirror (MB/s; 0: none). */
     backupMaxMbPerSecond: z.coerce.number().min(0).default(0),
+    /** Cap on documents one index build indexes per second (0: none). */
+    indexBuildMaxDocsPerSecond: z.coerce.number().min(0).default(0),
+    /** Documents per batch of an index build (one index transaction each). */
+    indexBuildBatch: count(1, 1_000_000).default(16_384),
     /** Incremental backups after a full one before the next is made full. */
     maxChainLength: count(1, 10_000).default(30),
     /** Scheduled backups of every mirrored database: one every this many minutes (0: none). */
@@ -93,6 +97,8 @@ const ENV_NAMES: Record<keyof WorkerConfigInput, string> = {
   compressionLevel: 'ROOKERY_BACKUP_COMPRESSION_LEVEL',
   backupMaxMbPerSecond: 'ROOKERY_BACKUP_MAX_MB_PER_S',
   maxChainLength: 'ROOKERY_BACKUP_MAX_CHAIN',
+  indexBuildMaxDocsPerSecond: 'ROOKERY_INDEX_BUILD_MAX_DOCS_PER_S',
+  indexBuildBatch: 'ROOKERY_INDEX_BUILD_BATCH',
   backupEveryMinutes: 'ROOKERY_BACKUP_EVERY_MINUTES',
   fullBackupEveryHours: 'ROOKERY_BACKUP_FULL_EVERY_HOURS',
   scheduleFile: 'ROOKERY_BACKUP_SCHEDULE_FILE',

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { WorkerConfig } from './config.js';
 import { backupJobHandler } from './jobs/backup-job.js';
 import { databaseJobHandler } from './jobs/database-job.js';
+import { indexBuildJobHandler } from './jobs/index-build-job.js';
 import { purgeJobHandler } from './jobs/purge-job.js';
 import { restoreJobHandler } from './jobs/restore-job.js';
 import { sweepJobHandler } from './jobs/sweep-job.js';
@@ -123,6 +124,19 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
           storage,
           metrics,
           queue,
+        }),
+      ),
+      workOptions,
+    ),
+    queue.work(
+      'index-build',
+      safe(
+        indexBuildJobHandler({
+          mirrorDir: config.mirrorDir,
+          scratchDir: config.scratchDir,
+          metrics,
+          maxDocumentsPerSecond: config.indexBuildMaxDocsPerSecond,
+          batchSize: config.indexBuildBatch,
         }),
       ),
       workOptions,
