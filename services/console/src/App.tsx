@@ -1,6 +1,6 @@
 // The console's frame: who is signed in (GET /auth/session), the sign-in page until a two-factor session
 // is open, then the database picker and the pages. Pages are chosen by the URL's hash (#documents,
-// #query, #indexes), so the gateway serves one page, `/`, and the browser's back button still works.
+// #query, #indexes, #tenant), so the gateway serves one page, `/`, and the browser's back button still works.
 import { useCallback, useEffect, useState } from 'react';
 import {
   ApiError,
@@ -16,11 +16,13 @@ import { Indexes } from './indexes/Indexes.js';
 import { Query } from './Query.js';
 import { canWrite } from './roles.js';
 import { SignIn } from './SignIn.js';
+import { Tenant } from './tenant/Tenant.js';
 
 const PAGES = [
   ['documents', 'Documents'],
   ['query', 'Query'],
   ['indexes', 'Indexes'],
+  ['tenant', 'Tenant'],
 ] as const;
 type Page = (typeof PAGES)[number][0];
 
@@ -81,6 +83,8 @@ function SignedIn({ session, onSignOut }: { session: Session; onSignOut: () => P
   const [database, setDatabase] = useState('');
   const [error, setError] = useState('');
   const writable = canWrite(session.Principal.Role, database);
+  // The control API answers tenant admins only (operators would need /control/tenants/{id}/…: not yet).
+  const admin = session.Principal.Role.kind === 'tenant-admin';
 
   useEffect(() => {
     const onHash = () => setPage(pageOfHash());
@@ -103,7 +107,7 @@ function SignedIn({ session, onSignOut }: { session: Session; onSignOut: () => P
       <header className="top">
         <span className="brand">Rookery</span>
         <nav aria-label="Pages">
-          {PAGES.map(([name, title]) => (
+          {PAGES.filter(([name]) => name !== 'tenant' || admin).map(([name, title]) => (
             <a key={name} href={`#${name}`} aria-current={page === name ? 'page' : undefined}>
               {title}
             </a>
@@ -135,6 +139,7 @@ function SignedIn({ session, onSignOut }: { session: Session; onSignOut: () => P
           <Documents key={database} database={database} canWrite={writable} />
         )}
         {database !== '' && page === 'query' && <Query key={database} database={database} />}
+        {admin && page === 'tenant' && <Tenant database={database} />}
         {database !== '' && page === 'indexes' && (
           <Indexes key={database} database={database} canWrite={writable} />
         )}

@@ -148,3 +148,8 @@ export function splitMetadata(document: StoredDocument): {
   const { '@metadata': metadata, ...body } = document;
   return { body, metadata: metadata ?? {} };
 }
+
+/** An error as a page shows it: the stable code first for the gateway's refusals. */
+export function describeError(error: unknown): string {
+  return error instanceof ApiError ? `${error.code}: ${error.message}` : String(error);
+}

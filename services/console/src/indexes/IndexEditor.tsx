@@ -4,7 +4,7 @@
 // the JavaScript compiles) and its refusal is shown with its code and message. Importing the protocol's
 // schema here would bring its Node-only modules into the browser's bundle.
 import { useState } from 'react';
-import { ApiError, call, databasePath } from '../api.js';
+import { call, databasePath, describeError } from '../api.js';
 import { IndexPutSchema } from './schemas.js';
 
 type Kind = 'javascript' | 'declarative';
@@ -49,7 +49,7 @@ export function IndexEditor(props: {
       });
       props.onSaved(draft);
     } catch (error) {
-      setFailure(error instanceof ApiError ? `${error.code}: ${error.message}` : String(error));
+      setFailure(describeError(error));
     } finally {
       setBusy(false);
     }

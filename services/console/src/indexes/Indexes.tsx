@@ -3,7 +3,7 @@
 // complete); create and replace definitions (IndexEditor), reset and delete after a confirmation. A
 // principal that may only read the database sees no change buttons (the gateway refuses them anyway).
 import { useCallback, useEffect, useState } from 'react';
-import { ApiError, call, databasePath, NothingSchema } from '../api.js';
+import { call, databasePath, describeError, NothingSchema } from '../api.js';
 import { type FeedState, type IndexChange, useIndexChanges } from '../changes.js';
 import { type Draft, IndexEditor, NEW_DRAFT } from './IndexEditor.js';
 import { IndexListSchema, IndexResetSchema, type IndexStats, IndexStatsSchema } from './schemas.js';
@@ -26,7 +26,7 @@ export function Indexes({ database, canWrite }: { database: string; canWrite: bo
       const { body } = await call('GET', databasePath(database, 'indexes'), IndexListSchema);
       setIndexes(body.Results);
     } catch (error) {
-      setFailure(messageOf(error));
+      setFailure(describeError(error));
     }
   }, [database]);
 
@@ -66,7 +66,7 @@ export function Indexes({ database, canWrite }: { database: string; canWrite: bo
       }
       await reload();
     } catch (error) {
-      setFailure(messageOf(error));
+      setFailure(describeError(error));
     } finally {
       setConfirming(null);
     }
@@ -235,8 +235,4 @@ function Errors({ index }: { index: IndexStats }) {
 
 function same(a: string, b: string): boolean {
   return a.toLowerCase() === b.toLowerCase();
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof ApiError ? `${error.code}: ${error.message}` : String(error);
 }

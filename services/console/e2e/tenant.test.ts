@@ -1,0 +1,131 @@
+// The Tenant page in headless Chromium against the real stack (as console.test.ts): usage charts, a
+// certificate issued (the PKCS#12 downloaded) and revoked, two-factor enrolment's QR code, a backup and a
+// restore queued with their jobs listed; a person who is not a tenant admin has no Tenant page and the
+// control API refuses them all the same. No worker runs in this stack, so the jobs stay queued here.
+import fs from 'node:fs';
+import { type Client, type Stack, startStack } from '@rookery/gateway/testing';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, personContext } from './browser.js';
+import { accessibilityViolations, DIST, shot, signIn, watchPolicy } from './pages.js';
+
+let stack: Stack;
+let admin: Client;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let bob: { id: string };
+const policyViolations: string[] = [];
+
+beforeAll(async () => {
+  stack = await startStack({ consoleDir: DIST });
+  admin = await stack.tenantAdmin({ id: 'acme', name: 'Acme' }, 'ops');
+  await stack.running('acme');
+  expect((await admin.call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
+  const created = await admin.call('POST', '/control/principals', {
+    name: 'Bob Builder',
+    kind: 'person',
+    role: { kind: 'database', access: { shop: 'read-write' } },
+  });
+  expect(created.status).toBe(201);
+  bob = created.json as { id: string };
+  const person = await stack.person('Ada Lovelace', 'acme');
+  browser = await launchChromium();
+  context = await personContext(browser, stack.gateway.url, person.client);
+  page = await context.newPage();
+  watchPolicy(page, policyViolations);
+  await page.goto(stack.gateway.url);
+  await signIn(page, person.secret);
+}, 180_000);
+
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  await stack?.close();
+});
+
+async function certificatesOf(principalId: string): Promise<{ serial: string; revokedAt: number | null }[]> {
+  const reply = await admin.call('GET', `/control/principals/${principalId}/certificates`);
+  expect(reply.status).toBe(200);
+  return reply.json.certificates as { serial: string; revokedAt: number | null }[];
+}
+
+describe('the Tenant page', () => {
+  it('charts usage per minute', async () => {
+    await page.getByRole('link', { name: 'Tenant' }).click();
+    await page.getByRole('heading', { name: 'Usage in the last hour, per minute' }).waitFor();
+    // The console's own requests are counted (the gateway flushes what it counted before answering).
+    await page.getByRole('img', { name: /^Requests: [1-9]\d* requests in the last 60 minutes/ }).waitFor();
+    await page.getByRole('img', { name: /^Work units: / }).waitFor();
+  });
+
+  it('issues a certificate whose PKCS#12 downloads, then revokes it', async () => {
+    const card = page.getByRole('article', { name: /^Bob Builder/ });
+    await card.getByLabel('Password for the PKCS#12 file of a new certificate').fill('a long password 1');
+    await card.getByRole('button', { name: 'Issue a certificate for Bob Builder' }).click();
+    const link = card.getByRole('link', { name: /^Download the PKCS#12 file of [0-9a-f]+$/ });
+    await link.waitFor();
+    const [issued] = await certificatesOf(bob.id);
+    expect(issued).toMatchObject({ revokedAt: null });
+    const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+    expect(download.suggestedFilename()).toBe(`Bob-Builder-${issued!.serial}.p12`);
+    const file = await download.path();
+    // A DER SEQUENCE: PKCS#12 files begin with 0x30.
+    expect(fs.readFileSync(file)[0]).toBe(0x30);
+
+    await card.getByRole('button', { name: `Revoke certificate ${issued!.serial}` }).click();
+    await card.getByRole('cell', { name: 'revoked' }).waitFor();
+    expect((await certificatesOf(bob.id))[0]!.revokedAt).not.toBeNull();
+  });
+
+  it('starts two-factor enrolment and shows its QR code once', async () => {
+    const card = page.getByRole('article', { name: /^Bob Builder/ });
+    await card.getByRole('button', { name: 'Start two-factor enrolment for Bob Builder' }).click();
+    const qr = card.getByRole('img', { name: 'Authenticator QR code for Bob Builder' });
+    await qr.waitFor();
+    await expect(qr.getAttribute('src')).resolves.toMatch(/^data:image\/png;base64,/);
+    await expect(card.getByRole('button', { name: /Start two-factor enrolment/ }).count()).resolves.toBe(0);
+    // The control plane enrolled him: a second start is refused.
+    const again = await admin.call('POST', `/control/principals/${bob.id}/totp`);
+    expect([again.status, again.json.code]).toEqual([409, 'TwoFactorAlreadyEnrolled']);
+    await shot(page, 'tenant');
+    expect(await accessibilityViolations(page)).toEqual([]);
+  });
+
+  it('queues a backup and a restore and lists their jobs', async () => {
+    await page.getByRole('button', { name: 'Back up shop' }).click();
+    await page.getByText(/^Backup of shop: job \S+ is queued\.$/).waitFor();
+    await page.getByLabel('Restore the latest backup of shop into a new database named').fill('shop-copy');
+    await page.getByRole('button', { name: 'Restore', exact: true }).click();
+    await page.getByText(/^Restore into shop-copy: job \S+ is queued\.$/).waitFor();
+    const jobs = page.getByRole('table', { name: 'Jobs of this tenant, newest first' });
+    await jobs.getByRole('cell', { name: 'backup', exact: true }).waitFor();
+    await jobs.getByRole('cell', { name: 'restore', exact: true }).waitFor();
+    const listed = await admin.call('GET', '/control/jobs');
+    expect((listed.json.jobs as { type: string }[]).map((job) => job.type).sort()).toEqual([
+      'backup',
+      'restore',
+    ]);
+    expect(policyViolations).toEqual([]);
+  });
+});
+
+describe('a person who is not a tenant admin', () => {
+  it('has no Tenant page, and the control API refuses them', async () => {
+    const reader = await stack.person('Rita Reader', 'acme', {
+      kind: 'database',
+      access: { shop: 'read-only' },
+    });
+    const readerContext = await personContext(browser, stack.gateway.url, reader.client);
+    try {
+      const readerPage = await readerContext.newPage();
+      await readerPage.goto(stack.gateway.url);
+      await signIn(readerPage, reader.secret);
+      await expect(readerPage.getByRole('link', { name: 'Tenant' }).count()).resolves.toBe(0);
+      const status = await readerPage.evaluate<number>("fetch('/control/principals').then((r) => r.status)");
+      expect(status).toBe(403);
+    } finally {
+      await readerContext.close();
+    }
+  });
+});

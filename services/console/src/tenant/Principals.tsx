@@ -1,0 +1,190 @@
+// The tenant's principals (control API, /control/principals): for each, its certificates (issue with a
+// PKCS#12 to download, whose key the control plane answers once and never keeps; revoke), and for people
+// two-factor enrolment, whose QR code the admin shows the person once (the secret is answered once too).
+import QRCode from 'qrcode';
+import { useCallback, useEffect, useState } from 'react';
+import { call, describeError } from '../api.js';
+import {
+  type Certificate,
+  CertificatesSchema,
+  EnrolmentSchema,
+  IssuedSchema,
+  type Principal,
+  PrincipalsSchema,
+  RevokedSchema,
+} from './schemas.js';
+
+export function Principals() {
+  const [principals, setPrincipals] = useState<Principal[] | null>(null);
+  const [failure, setFailure] = useState('');
+
+  useEffect(() => {
+    call('GET', '/control/principals', PrincipalsSchema).then(
+      ({ body }) => setPrincipals(body.principals),
+      (error: unknown) => setFailure(describeError(error)),
+    );
+  }, []);
+
+  return (
+    <section aria-labelledby="principals-heading">
+      <h2 id="principals-heading">Principals and certificates</h2>
+      {failure && (
+        <p role="alert" className="error">
+          {failure}
+        </p>
+      )}
+      {principals?.map((principal) => (
+        <PrincipalCard key={principal.id} principal={principal} />
+      ))}
+    </section>
+  );
+}
+
+function PrincipalCard({ principal }: { principal: Principal }) {
+  const [certificates, setCertificates] = useState<Certificate[]>([]);
+  const [password, setPassword] = useState('');
+  const [download, setDownload] = useState<{ url: string; serial: string } | null>(null);
+  const [enrolment, setEnrolment] = useState<{ secret: string; qr: string } | null>(null);
+  const [failure, setFailure] = useState('');
+  const base = `/control/principals/${encodeURIComponent(principal.id)}`;
+
+  const reload = useCallback(async () => {
+    const { body } = await call('GET', `${base}/certificates`, CertificatesSchema);
+    setCertificates(body.certificates);
+  }, [base]);
+
+  useEffect(() => {
+    reload().catch((error: unknown) => setFailure(describeError(error)));
+  }, [reload]);
+  // The object URL holds the private key in memory: let it go when it is replaced or the card leaves.
+  useEffect(() => () => (download ? URL.revokeObjectURL(download.url) : undefined), [download]);
+
+  async function act(action: () => Promise<void>) {
+    setFailure('');
+    try {
+      await action();
+    } catch (error) {
+      setFailure(describeError(error));
+    }
+  }
+
+  const issue = () =>
+    act(async () => {
+      const { body } = await call('POST', `${base}/certificates`, IssuedSchema, {
+        body: { pkcs12Password: password },
+      });
+      if (body.pkcs12Base64 === null) throw new Error('The control plane answered no PKCS#12 bundle.');
+      const bytes = Uint8Array.from(atob(body.pkcs12Base64), (c) => c.charCodeAt(0));
+      const blob = new Blob([bytes], { type: 'application/x-pkcs12' });
+      setDownload({ url: URL.createObjectURL(blob), serial: body.certificate.serial });
+      setPassword('');
+      await reload();
+    });
+
+  const revoke = (serial: string) =>
+    act(async () => {
+      await call('POST', `/control/certificates/${encodeURIComponent(serial)}/revoke`, RevokedSchema);
+      await reload();
+    });
+
+  const enrol = () =>
+    act(async () => {
+      const { body } = await call('POST', `${base}/totp`, EnrolmentSchema);
+      setEnrolment({ secret: body.secret, qr: await QRCode.toDataURL(body.uri, { margin: 2, width: 220 }) });
+    });
+
+  const passwordId = `p12-password-${principal.id}`;
+  return (
+    <article className="principal" aria-labelledby={`principal-${principal.id}`}>
+      <h3 id={`principal-${principal.id}`}>
+        {principal.name}{' '}
+        <small>
+          ({principal.kind}, {principal.role.kind})
+        </small>
+      </h3>
+      {failure && (
+        <p role="alert" className="error">
+          {failure}
+        </p>
+      )}
+      <table>
+        <caption>Certificates of {principal.name}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Serial</th>
+            <th scope="col">Valid until</th>
+            <th scope="col">State</th>
+          </tr>
+        </thead>
+        <tbody>
+          {certificates.map((certificate) => (
+            <tr key={certificate.serial}>
+              <td>
+                <code>{certificate.serial}</code>
+              </td>
+              <td>{new Date(certificate.notAfter).toISOString().slice(0, 10)}</td>
+              <td>
+                {certificate.revokedAt === null ? (
+                  <button
+                    type="button"
+                    aria-label={`Revoke certificate ${certificate.serial}`}
+                    onClick={() => void revoke(certificate.serial)}
+                  >
+                    Revoke
+                  </button>
+                ) : (
+                  'revoked'
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          void issue();
+        }}
+      >
+        <label htmlFor={passwordId}>Password for the PKCS#12 file of a new certificate</label>
+        <input
+          id={passwordId}
+          type="password"
+          autoComplete="new-password"
+          minLength={8}
+          required
+          value={password}
+          onChange={(event) => setPassword(event.target.value)}
+        />
+        <button type="submit">Issue a certificate for {principal.name}</button>
+      </form>
+      {download && (
+        <p>
+          <a href={download.url} download={`${principal.name.replace(/\W+/g, '-')}-${download.serial}.p12`}>
+            Download the PKCS#12 file of {download.serial}
+          </a>{' '}
+          (its private key is in this page only: it is not kept anywhere).
+        </p>
+      )}
+      {principal.kind === 'person' && !enrolment && (
+        <button type="button" onClick={() => void enrol()}>
+          Start two-factor enrolment for {principal.name}
+        </button>
+      )}
+      {enrolment && (
+        <figure>
+          <img
+            src={enrolment.qr}
+            alt={`Authenticator QR code for ${principal.name}`}
+            width={220}
+            height={220}
+          />
+          <figcaption>
+            Scan it with the authenticator app, or type the secret <code>{enrolment.secret}</code>. It is
+            shown this once.
+          </figcaption>
+        </figure>
+      )}
+    </article>
+  );
+}
