@@ -1,7 +1,9 @@
 // Query: an RQL editor with parameters, the parser's positioned error shown at its line and column, and the
-// results as a table or as JSON with TotalResults, IsStale and the index that answered.
+// results as a table or as JSON with TotalResults, IsStale and the index that answered; facets,
+// suggestions, timings and the plan as such, and the export of every result (query/Extras.tsx).
 import { type KeyboardEvent, useState } from 'react';
 import { ApiError, call, databasePath, type QueryResult, QueryResultSchema } from './api.js';
+import { ExportResults, PlanSchema, PlanTree, specialResultsOf, TimingsChart } from './query/Extras.js';
 
 interface QueryError {
   message: string;
@@ -13,12 +15,17 @@ export function Query({ database }: { database: string }) {
   const [text, setText] = useState('from @all_docs');
   const [parameters, setParameters] = useState('{}');
   const [result, setResult] = useState<QueryResult | null>(null);
+  // The query and parameters that gave `result` (the editor may have changed since): what Export streams.
+  const [ran, setRan] = useState<{ text: string; parameters: Record<string, unknown> } | null>(null);
   const [error, setError] = useState<QueryError | null>(null);
   const [view, setView] = useState<'table' | 'json'>('table');
   const [busy, setBusy] = useState(false);
   const [waitForIndex, setWaitForIndex] = useState(false);
 
   const parsedParameters = parseParameters(parameters);
+  const planParsed = result?.Plan === undefined ? null : PlanSchema.safeParse(result.Plan);
+  const plan = planParsed?.success ? planParsed.data : null;
+  const special = ran && result ? specialResultsOf(ran.text, result.Results) : null;
 
   async function run() {
     if (parsedParameters.error !== null) return;
@@ -29,6 +36,7 @@ export function Query({ database }: { database: string }) {
         body: { Query: text, QueryParameters: parsedParameters.value, WaitForNonStaleResults: waitForIndex },
       });
       setResult(body);
+      setRan({ text, parameters: parsedParameters.value });
     } catch (failure) {
       setResult(null);
       setError(
@@ -114,6 +122,9 @@ export function Query({ database }: { database: string }) {
               </div>
             )}
           </dl>
+          {result.Timings && <TimingsChart timings={result.Timings} />}
+          {plan && <PlanTree plan={plan} />}
+          {ran && <ExportResults database={database} query={ran.text} parameters={ran.parameters} />}
           <fieldset className="view">
             <legend>Show as</legend>
             <label>
@@ -126,7 +137,7 @@ export function Query({ database }: { database: string }) {
             </label>
           </fieldset>
           {view === 'table' ? (
-            <ResultTable results={result.Results} />
+            (special ?? <ResultTable results={result.Results} />)
           ) : (
             <figure>
               <figcaption>Results as JSON</figcaption>

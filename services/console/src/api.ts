@@ -42,15 +42,7 @@ export async function call<T>(
   schema: z.ZodType<T>,
   options: { body?: unknown; headers?: Record<string, string> } = {},
 ): Promise<Answer<T>> {
-  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  if (method !== 'GET' && csrfToken !== null) headers['x-rookery-csrf'] = csrfToken;
-  const response = await fetch(path, {
-    method,
-    headers,
-    credentials: 'same-origin',
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
+  const response = await send(method, path, options);
   const text = await response.text();
   const json = parseJson(text);
   if (!response.ok) throw toApiError(response.status, json, text);
@@ -63,6 +55,35 @@ export async function call<T>(
     );
   }
   return { status: response.status, body: parsed.data, headers: response.headers };
+}
+
+/**
+ * A call whose answer is read as it arrives (an NDJSON stream): the Response once the gateway accepted
+ * it; a refusal before the first line is an ApiError as for call().
+ */
+export async function openStream(method: string, path: string, body: unknown): Promise<Response> {
+  const response = await send(method, path, { body, headers: { accept: 'application/x-ndjson' } });
+  if (!response.ok) {
+    const text = await response.text();
+    throw toApiError(response.status, parseJson(text), text);
+  }
+  return response;
+}
+
+function send(
+  method: string,
+  path: string,
+  options: { body?: unknown; headers?: Record<string, string> },
+): Promise<Response> {
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET' && csrfToken !== null) headers['x-rookery-csrf'] = csrfToken;
+  return fetch(path, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
 }
 
 function parseJson(text: string): unknown {
@@ -132,6 +153,10 @@ export const QueryResultSchema = z.looseObject({
   IsStale: z.boolean(),
   IndexName: z.string().nullable().optional(),
   DurationInMs: z.number().optional(),
+  /** With `include timings()`: milliseconds per stage. */
+  Timings: z.record(z.string(), z.number()).optional(),
+  /** With `include explanations()`: the plan tree (parsed by the query page, query/Extras.tsx). */
+  Plan: z.unknown().optional(),
 });
 export type QueryResult = z.infer<typeof QueryResultSchema>;
 
