@@ -2,28 +2,14 @@
 // for the console (with its CSRF token), sign-out, and the console's files served at `/`. The attacks on
 // them (CSRF, other sites' pages, paths out of the build) are in adversarial/browser-sessions.adversarial.test.ts.
 import { generate } from 'otplib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleBuild, CONSOLE_SCRIPT as SCRIPT, signedIn } from './test-fixtures/browser-sessions.js';
-import { type Stack, startStack } from './test-fixtures/stack.js';
+import { describe, expect, it } from 'vitest';
+import { CONSOLE_SCRIPT as SCRIPT, signedIn, useConsoleStack } from './test-fixtures/browser-sessions.js';
 
-let stack: Stack;
-let consoleFiles: ReturnType<typeof consoleBuild>;
-
-beforeAll(async () => {
-  consoleFiles = consoleBuild();
-  stack = await startStack({ consoleDir: consoleFiles.dir });
-  await stack.store.createTenant({ id: 'acme', name: 'Acme' });
-  // The tests' first writes are not about waking the tenant: it runs before they start.
-  await stack.running('acme');
-}, 120_000);
-afterAll(async () => {
-  await stack?.close();
-  consoleFiles?.cleanup();
-});
+const served = useConsoleStack();
 
 describe('the session, for the console', () => {
   it('describes who is signed in, with the CSRF token, and ends at sign-out', async () => {
-    const { client, cookie, csrf } = await signedIn(stack, 'barbara', 'acme');
+    const { client, cookie, csrf } = await signedIn(served.stack, 'barbara', 'acme');
     const described = await client.call('GET', '/auth/session', undefined, { cookie });
     expect(described.status).toBe(200);
     expect(described.json).toMatchObject({
@@ -44,7 +30,7 @@ describe('the session, for the console', () => {
   });
 
   it('signs out only the browser: a certificate-bound session of the same person stays open', async () => {
-    const { client, secret } = await stack.person('edsger', 'acme');
+    const { client, secret } = await served.stack.person('edsger', 'acme');
     const first = await client.call('POST', '/auth/2fa', {
       code: await generate({ secret, epoch: Math.floor(Date.now() / 1000) - 30 }),
       binding: 'certificate',
@@ -65,7 +51,7 @@ describe('the session, for the console', () => {
 
 describe('the console at /', () => {
   it('serves index.html with a strict policy, and hashed assets as immutable', async () => {
-    const program = await stack.program('viewer', 'acme');
+    const program = await served.stack.program('viewer', 'acme');
     const page = await program.call('GET', '/');
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
@@ -91,7 +77,7 @@ describe('the console at /', () => {
   });
 
   it('is served before a two-factor session: the sign-in page itself', async () => {
-    const { client } = await stack.person('hedy', 'acme');
+    const { client } = await served.stack.person('hedy', 'acme');
     expect((await client.call('GET', '/')).status).toBe(200);
     expect((await client.call('GET', '/databases')).json.code).toBe('TwoFactorRequired');
   });

@@ -3,36 +3,22 @@
 // another site's page must not be able to change anything with them (browser-session.ts), and a path must
 // not reach a file outside the console's build (console-files.ts). README.md beside this file lists them.
 import { generate } from 'otplib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleBuild, signedIn } from '../test-fixtures/browser-sessions.js';
-import { type Stack, startStack } from '../test-fixtures/stack.js';
+import { describe, expect, it } from 'vitest';
+import { signedIn, useConsoleStack } from '../test-fixtures/browser-sessions.js';
 import { openThroughGateway } from '../test-fixtures/websocket.js';
 
-let stack: Stack;
-let consoleFiles: ReturnType<typeof consoleBuild>;
-
-beforeAll(async () => {
-  consoleFiles = consoleBuild();
-  stack = await startStack({ consoleDir: consoleFiles.dir });
-  await stack.store.createTenant({ id: 'acme', name: 'Acme' });
-  // The attacks' first writes are not about waking the tenant: it runs before they start.
-  await stack.running('acme');
-}, 120_000);
-afterAll(async () => {
-  await stack?.close();
-  consoleFiles?.cleanup();
-});
+const served = useConsoleStack();
 
 describe('CSRF protection of browser sessions', () => {
   it('refuses a state-changing call of a cookie session without its token, or with another one', async () => {
-    const { client, cookie, csrf } = await signedIn(stack, 'ada', 'acme');
+    const { client, cookie, csrf } = await signedIn(served.stack, 'ada', 'acme');
     const create = (headers: Record<string, string>) =>
       client.call('PUT', '/admin/databases', { Name: 'shop' }, { cookie, ...headers });
 
     const without = await create({});
     expect([without.status, without.json.code]).toEqual([403, 'CsrfTokenInvalid']);
     expect(without.json.detail).toContain('X-Rookery-Csrf');
-    const other = await signedIn(stack, 'grace', 'acme');
+    const other = await signedIn(served.stack, 'grace', 'acme');
     const wrong = await create({ 'x-rookery-csrf': other.csrf });
     expect([wrong.status, wrong.json.code]).toEqual([403, 'CsrfTokenInvalid']);
     // Nothing was created by the refused calls.
@@ -46,7 +32,7 @@ describe('CSRF protection of browser sessions', () => {
   });
 
   it("refuses state-changing requests that another site's page sent, whatever the session", async () => {
-    const { client, cookie, csrf } = await signedIn(stack, 'linus', 'acme');
+    const { client, cookie, csrf } = await signedIn(served.stack, 'linus', 'acme');
     const put = (headers: Record<string, string>) =>
       client.call(
         'PUT',
@@ -65,7 +51,7 @@ describe('CSRF protection of browser sessions', () => {
       expect([refused.status, refused.json.code], JSON.stringify(headers)).toEqual([403, 'CrossSiteRequest']);
     }
     // A program's certificate imported in a browser: no cookie, still refused from another site.
-    const program = await stack.program('etl', 'acme');
+    const program = await served.stack.program('etl', 'acme');
     const viaProgram = await program.call(
       'PUT',
       '/admin/databases',
@@ -74,7 +60,7 @@ describe('CSRF protection of browser sessions', () => {
     );
     expect([viaProgram.status, viaProgram.json.code]).toEqual([403, 'CrossSiteRequest']);
     // Signing in from another site's page is refused too (a login CSRF).
-    const { client: other, secret } = await stack.person('mallory-target', 'acme');
+    const { client: other, secret } = await served.stack.person('mallory-target', 'acme');
     const login = await other.call(
       'POST',
       '/auth/2fa',
@@ -83,32 +69,38 @@ describe('CSRF protection of browser sessions', () => {
     );
     expect([login.status, login.json.code]).toEqual([403, 'CrossSiteRequest']);
     // The gateway's own origin and the browser's own navigation pass.
-    const origin = new URL(stack.gateway.url).origin;
+    const origin = new URL(served.stack.gateway.url).origin;
     expect((await put({ origin, 'sec-fetch-site': 'same-origin' })).status).toBe(201);
   });
 });
 
 describe('WebSockets opened by pages of other sites', () => {
   it("refuses another site's page the changes feed, which would let it read the data (cross-site WebSocket hijacking)", async () => {
-    const program = await stack.program('feed-reader', 'acme');
+    const program = await served.stack.program('feed-reader', 'acme');
     expect((await program.call('PUT', '/admin/databases', { Name: 'feeds' })).status).toBe(201);
     const path = '/databases/feeds/changes';
     // A WebSocket is not held to the same-origin policy: the browser opens it for any page, with the
     // certificate, and the page reads every frame. Browsers always send the page's Origin.
     for (const origin of ['https://evil.example', 'null']) {
-      const opened = await openThroughGateway(stack.gateway.url, stack.ca.certPem, program, path, { origin });
+      const opened = await openThroughGateway(
+        served.stack.gateway.url,
+        served.stack.ca.certPem,
+        program,
+        path,
+        { origin },
+      );
       expect(opened.kind === 'refused' && [opened.status, opened.json.code], origin).toEqual([
         403,
         'CrossSiteRequest',
       ]);
     }
     // The console's own origin and programs (no Origin) open it.
-    const own = await openThroughGateway(stack.gateway.url, stack.ca.certPem, program, path, {
-      origin: new URL(stack.gateway.url).origin,
+    const own = await openThroughGateway(served.stack.gateway.url, served.stack.ca.certPem, program, path, {
+      origin: new URL(served.stack.gateway.url).origin,
     });
     expect(own.kind).toBe('open');
     if (own.kind === 'open') own.ws.close();
-    const plain = await openThroughGateway(stack.gateway.url, stack.ca.certPem, program, path);
+    const plain = await openThroughGateway(served.stack.gateway.url, served.stack.ca.certPem, program, path);
     expect(plain.kind).toBe('open');
     if (plain.kind === 'open') plain.ws.close();
   });
@@ -116,7 +108,7 @@ describe('WebSockets opened by pages of other sites', () => {
 
 describe("the console's files", () => {
   it('answers only the files of the build, by exact name', async () => {
-    const program = await stack.program('prober', 'acme');
+    const program = await served.stack.program('prober', 'acme');
     // Only the files of the build, by exact name: no other file, no way out of the folder.
     for (const probe of [
       '/assets/missing.js',

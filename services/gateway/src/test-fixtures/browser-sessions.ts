@@ -5,8 +5,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { makeTempDir } from '@rookery/testkit';
 import { generate } from 'otplib';
-import { expect } from 'vitest';
-import type { Client, Stack } from './stack.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { type Client, type Stack, startStack } from './stack.js';
 
 export const CONSOLE_SCRIPT = 'index-Ab12Cd34.js';
 
@@ -35,4 +35,29 @@ export async function signedIn(
   const cookie = String(opened.headers['set-cookie']).split(';')[0]!;
   expect(opened.json.CsrfToken).toMatch(/^[\w-]{43}$/);
   return { client, cookie, csrf: String(opened.json.CsrfToken) };
+}
+
+/**
+ * A stack serving a console build, with tenant acme created and running (the tests' first writes are
+ * not about waking it), for the file's tests; closed after them. Read `.stack` inside a test.
+ */
+export function useConsoleStack(): { readonly stack: Stack } {
+  let stack: Stack | undefined;
+  let files: ReturnType<typeof consoleBuild> | undefined;
+  beforeAll(async () => {
+    files = consoleBuild();
+    stack = await startStack({ consoleDir: files.dir });
+    await stack.store.createTenant({ id: 'acme', name: 'Acme' });
+    await stack.running('acme');
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.close();
+    files?.cleanup();
+  });
+  return {
+    get stack(): Stack {
+      if (stack === undefined) throw new Error('the console stack is not started yet');
+      return stack;
+    },
+  };
 }
