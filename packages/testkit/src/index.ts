@@ -1,3 +1,8 @@
 export { spawnTs, tsNodeArgs, waitForExit } from './child-process.js';
-export { findPostgresBin, type PostgresServer, startPostgres } from './postgres.js';
+export {
+  findPostgresBin,
+  type PostgresServer,
+  type StartPostgresOptions,
+  startPostgres,
+} from './postgres.js';
 export { makeTempDir } from './temp-dir.js';

@@ -32,6 +32,28 @@ describe('startPostgres', () => {
     }
   });
 
+  it("durable: true keeps PostgreSQL's flushes on (fsync, synchronous_commit, full_page_writes), also after start()", async () => {
+    const server = await startPostgres({ durable: true });
+    try {
+      const psql = path.join(findPostgresBin()!, 'psql');
+      const settings = async () =>
+        (
+          await run(psql, [
+            server.connectionString,
+            '-At',
+            '-c',
+            "select string_agg(current_setting(name), ' ') from unnest(array['fsync', 'synchronous_commit', 'full_page_writes']) as name",
+          ])
+        ).stdout.trim();
+      expect(await settings()).toBe('on on on');
+      await server.shutDown();
+      await server.start();
+      expect(await settings()).toBe('on on on');
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('shutDown() takes the server down with its data kept, start() brings it back on the same port', async () => {
     const server = await startPostgres();
     try {

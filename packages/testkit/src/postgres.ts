@@ -1,6 +1,7 @@
 // A real, throwaway PostgreSQL server for tests: initdb into a temporary
 // directory, a postmaster on a free 127.0.0.1 port (and a Unix socket in that
-// directory), fsync off, everything removed by stop(). PostgreSQL refuses to
+// directory), fsync off (unless asked to be durable, as benchmarks against it
+// must be), everything removed by stop(). PostgreSQL refuses to
 // run as root, so as root the server runs as the `postgres` system user that
 // Debian's package creates.
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -143,7 +144,12 @@ async function startPostmaster(
   socketDir: string,
   env: NodeJS.ProcessEnv,
   identity: { uid: number; gid: number } | null,
+  durable: boolean,
 ): Promise<ChildProcess> {
+  // Tests throw the data away, so they skip the flushes; a durable server keeps PostgreSQL's defaults.
+  const unsafe = durable
+    ? []
+    : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'];
   const started = spawn(
     path.join(bin, 'postgres'),
     [
@@ -155,12 +161,7 @@ async function startPostmaster(
       socketDir,
       '-c',
       'listen_addresses=127.0.0.1',
-      '-c',
-      'fsync=off',
-      '-c',
-      'synchronous_commit=off',
-      '-c',
-      'full_page_writes=off',
+      ...unsafe,
       '-c',
       'max_connections=200',
     ],
@@ -211,8 +212,17 @@ async function endPostmaster(server: ChildProcess, signal: NodeJS.Signals): Prom
   await exited;
 }
 
+export interface StartPostgresOptions {
+  /**
+   * PostgreSQL's own durability defaults (fsync, synchronous_commit and full_page_writes on), for
+   * benchmarks that compare durable writes; by default they are off, as tests need no flushes.
+   */
+  durable?: boolean;
+}
+
 /** Starts a fresh PostgreSQL server; call stop() when done (it also dies with this process). */
-export async function startPostgres(): Promise<PostgresServer> {
+export async function startPostgres(options: StartPostgresOptions = {}): Promise<PostgresServer> {
+  const durable = options.durable ?? false;
   const bin = findPostgresBin();
   if (!bin) throw new Error(INSTALL_HINT);
 
@@ -246,7 +256,7 @@ export async function startPostgres(): Promise<PostgresServer> {
       env,
     );
     const port = await freePort();
-    let started = await startPostmaster(bin, dataDir, port, dir, env, identity);
+    let started = await startPostmaster(bin, dataDir, port, dir, env, identity, durable);
     child = started;
     process.once('exit', killOnExit);
 
@@ -281,7 +291,7 @@ export async function startPostgres(): Promise<PostgresServer> {
       async start() {
         if (started.exitCode === null && started.signalCode === null)
           throw new Error('PostgreSQL is running: shutDown() first');
-        started = await startPostmaster(bin, dataDir, port, dir, env, identity);
+        started = await startPostmaster(bin, dataDir, port, dir, env, identity, durable);
         child = started;
       },
       stop() {
