@@ -12,9 +12,10 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Database } from '@rookery/engine';
-import { makeTempDir, spawnTs, waitForExit } from '@rookery/testkit';
+import { makeTempDir } from '@rookery/testkit';
 import BetterSqlite3 from 'better-sqlite3';
 import { Pool } from 'undici';
+import { startServer } from './server-process.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const arg = (name: string, fallback: number) => {
@@ -73,25 +74,6 @@ async function mergerComparison(): Promise<{ merged: number[]; unmerged: number[
     await Promise.all([mergedDb.close(), unmergedDb.close()]);
     tmp.cleanup();
   }
-}
-
-/** Starts a server process that reports its address over IPC (the tenant, or the no-op ceiling). */
-async function startServer(
-  entry: string,
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ url: string; stop: () => Promise<void> }> {
-  const child = spawnTs(entry, [], env);
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once('message', (m: { address: string }) => resolve(m.address));
-    child.once('exit', (code) => reject(new Error(`tenant exited with ${code}`)));
-  });
-  return {
-    url,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await waitForExit(child);
-    },
-  };
 }
 
 async function httpPuts(pool: Pool): Promise<number> {
