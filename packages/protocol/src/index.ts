@@ -7,6 +7,7 @@ export * from './errors.js';
 export * from './host.js';
 export * from './http-problem.js';
 export * from './includes.js';
+export * from './index-builds.js';
 export * from './indexes.js';
 export * from './internal-headers.js';
 export * from './jobs.js';

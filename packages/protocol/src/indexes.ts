@@ -143,4 +143,16 @@ export interface IndexStats {
   ErrorsCount: number;
   Errors: { Document: string | null; Error: string; At: string }[];
   State: 'Normal' | 'Error';
+  /** Present while the worker fleet builds the index (docs/mirror.md, "Worker-built indexes"). */
+  WorkerBuild?: WorkerBuildStats;
+}
+
+/** How far a worker's build of an index is, as the job queue last said (index-builds.ts). */
+export interface WorkerBuildStats {
+  /** `requested`: asked of the host, no word from the queue yet; then the job's state. */
+  State: 'requested' | 'queued' | 'active' | 'completed' | 'failed' | 'cancelled';
+  /** The worker's phase: restoring the database from the mirror, indexing it, writing the snapshot. */
+  Phase: 'restore' | 'index' | 'snapshot' | null;
+  /** Documents the worker indexed so far. */
+  DocumentsIndexed: number;
 }

@@ -49,6 +49,13 @@ export const HostConfigSchema = z.object({
   cgroupRoot: z.string().min(1).default('/sys/fs/cgroup'),
   /** The tenant entry point (`.js`, or `.ts` run through tsx); default: services/tenant's dist when built. */
   tenantEntry: z.string().min(1).optional(),
+  /**
+   * Worker-built indexes (docs/mirror.md): a new or reset index of a mirrored database holding more documents
+   * than this is built by the worker fleet, through the job queue (the control store's database, or the
+   * embedded SQLite file under dataDir). Default: 100,000 in a fleet (hostId set), 0 on one machine; 0 =
+   * always built beside the tenant, and the host opens no queue.
+   */
+  indexWorkerThreshold: z.coerce.number().int().min(0).optional(),
   // ── fleet mode (docs/scale-out.md, "Host leases"): on only when hostId is set ──
   /** This host's id in the fleet. Unset: one machine, no control store access, no leases. */
   hostId: z.string().trim().min(1).max(100).optional(),
@@ -120,6 +127,7 @@ const ENV_NAMES: Record<keyof HostConfig, string> = {
   tenantCpus: 'ROOKERY_TENANT_CPUS',
   cgroupRoot: 'ROOKERY_CGROUP_ROOT',
   tenantEntry: 'ROOKERY_TENANT_ENTRY',
+  indexWorkerThreshold: 'ROOKERY_INDEX_WORKER_THRESHOLD',
   hostId: 'ROOKERY_HOST_ID',
   controlDatabaseUrl: 'ROOKERY_CONTROL_DATABASE_URL',
   advertiseUrl: 'ROOKERY_HOST_ADVERTISE_URL',

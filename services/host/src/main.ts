@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // The host: supervises one process per tenant on this machine and answers the gateway on 127.0.0.1.
 // SIGTERM/SIGINT stop the API, then every tenant in parallel within the shutdown deadline.
+import { openJobQueue } from '@rookery/jobs';
+import { ROOKERY_JOB_TYPES } from '@rookery/protocol';
 import pino from 'pino';
 import { loadHostConfig } from './config.js';
 import { FleetMode } from './fleet-mode.js';
+import { DEFAULT_INDEX_WORKER_THRESHOLD, IndexBuildQueue } from './index-builds.js';
 import { buildRelayServer } from './relay-server.js';
 import { loadRelayTls } from './relay-tls.js';
 import { buildHostServer } from './server.js';
@@ -13,7 +16,23 @@ const config = loadHostConfig();
 const logger = pino({ level: config.logLevel, base: { service: 'host' } });
 // Fleet mode only with ROOKERY_HOST_ID (fleet-mode.ts); else null and nothing below touches the control store.
 const fleet = await FleetMode.open(config, logger);
-const supervisor = new TenantSupervisor(config, { logger, ...(fleet && { lease: fleet.leaseSource }) });
+// Worker-built indexes: on by default in a fleet, where workers take jobs from the control store's queue.
+const indexWorkerThreshold = config.indexWorkerThreshold ?? (fleet ? DEFAULT_INDEX_WORKER_THRESHOLD : 0);
+const jobs =
+  indexWorkerThreshold > 0
+    ? await openJobQueue({
+        dataDir: config.dataDir,
+        databaseUrl: config.controlDatabaseUrl,
+        types: ROOKERY_JOB_TYPES,
+        logger,
+      })
+    : null;
+const indexBuilds = jobs && new IndexBuildQueue(jobs, indexWorkerThreshold, logger);
+const supervisor = new TenantSupervisor(config, {
+  logger,
+  ...(fleet && { lease: fleet.leaseSource }),
+  ...(indexBuilds && { indexBuilds }),
+});
 const app = buildHostServer({
   supervisor,
   internalToken: config.internalToken,
@@ -53,6 +72,8 @@ async function shutdown(signal: string): Promise<void> {
     supervisor.shutdown(config.shutdownDeadlineMs),
   ]);
   await fleet?.close();
+  indexBuilds?.close();
+  await jobs?.close();
   logger.info(result, 'host stopped');
   process.exit(0);
 }

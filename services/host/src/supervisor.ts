@@ -23,6 +23,7 @@ import { CgroupLimiter } from './cgroups.js';
 import type { FleetConfigKey, HostConfig } from './config.js';
 import { withinDeadline } from './deadline.js';
 import { idleCheckEveryMs, idleTenants } from './idle-stop.js';
+import type { IndexBuildQueue } from './index-builds.js';
 import { HostMetrics } from './metrics.js';
 import { nextRestart, withFailure } from './restart-policy.js';
 import { commandFor, defaultTenantCommand, type TenantCommand } from './tenant-command.js';
@@ -66,6 +67,11 @@ export interface SupervisorOptions {
    * to it at every start (and the lease again by broadcastLease). Unset on one machine: no lease.
    */
   lease?: LeaseSource;
+  /**
+   * Worker-built indexes (index-builds.ts): tenants are started with its threshold and their build requests
+   * go on its queue. Unset (one machine without a worker fleet): every index is built beside its tenant.
+   */
+  indexBuilds?: IndexBuildQueue;
 }
 
 export interface SupervisorEvents {
@@ -390,6 +396,10 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
       stopTimeoutMs: this.config.stopTimeoutMs,
       onExit: (proc, exit) => this.onExit(t, proc, exit),
       lease: this.options.lease ?? null,
+      onIndexBuild: (request) =>
+        void this.options.indexBuilds?.request(t.id, request, (id, message) =>
+          this.tenants.get(id)?.process?.sendIndexBuildProgress(message),
+        ),
     });
     const startMs = performance.now() - begun;
     t.state = 'running';
@@ -461,7 +471,12 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
     const log = tenantId === null ? this.log.child({ spare: true }) : this.log.child({ tenant: tenantId });
     return spawnTenantProcess({
       command: this.command(tenantId),
-      env: { ...tenantEnvironment(this.options.env ?? process.env, this.config), ...env },
+      env: {
+        ...tenantEnvironment(this.options.env ?? process.env, this.config),
+        // The indexer reads it at its start (a spare's too): 0 builds every index here.
+        ROOKERY_INDEX_WORKER_THRESHOLD: String(this.options.indexBuilds?.threshold ?? 0),
+        ...env,
+      },
       stdio: this.options.stdio ?? 'inherit',
       log,
     });

@@ -2,7 +2,7 @@
 // socket), a fresh process otherwise; into the tenant's cgroup; ready once it listens, or killed at
 // `startTimeoutMs`. The supervisor decides when to start and what a start's outcome means.
 import fs from 'node:fs';
-import { RookeryError, readLease } from '@rookery/protocol';
+import { type IndexBuildRequestMessage, RookeryError, readLease } from '@rookery/protocol';
 import type { CgroupLimiter } from './cgroups.js';
 import { Deadline } from './deadline.js';
 import type { Exit, LeaseSource, SparePool, TenantLease, TenantProcess } from './tenant-process.js';
@@ -27,6 +27,8 @@ export interface LaunchDependencies {
   onExit: (proc: TenantProcess, exit: Exit) => void;
   /** Fleet mode: the tenant's placement epoch and what the host's lease has left, read when it is handed over; null on one machine. */
   lease: LeaseSource | null;
+  /** Its indexer asks for a worker build (index-builds.ts). */
+  onIndexBuild: (request: IndexBuildRequestMessage) => void;
 }
 
 /**
@@ -70,6 +72,7 @@ export async function launchTenant(
     const last = activity.inFlight > 0 ? Date.now() : activity.lastRequestAt;
     t.lastActivityAt = Math.max(t.lastActivityAt ?? 0, last);
   };
+  proc.onIndexBuild = deps.onIndexBuild;
   void proc.exited.then((exit) => deps.onExit(proc, exit));
 
   // One deadline for the spare's readiness and the tenant's.

@@ -4,7 +4,15 @@
 // an IPC message and opening files instead of booting Node and loading every module.
 import { type ChildProcess, fork } from 'node:child_process';
 import type { Socket } from 'node:net';
-import type { LeaseMessage, LeaseReading, RelayHandOffMessage, RelayTenantTls } from '@rookery/protocol';
+import {
+  type IndexBuildProgressMessage,
+  type IndexBuildRequestMessage,
+  IndexBuildRequestMessageSchema,
+  type LeaseMessage,
+  type LeaseReading,
+  type RelayHandOffMessage,
+  type RelayTenantTls,
+} from '@rookery/protocol';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { TenantCommand } from './tenant-command.js';
@@ -51,6 +59,8 @@ const FromTenantSchema = z.union([
     lastRequestAt: z.number().finite(),
     inFlight: z.number().int().min(0),
   }),
+  // Its indexer asks for an index built on the worker fleet (index-builds.ts).
+  IndexBuildRequestMessageSchema,
 ]);
 
 /** Where a tenant's stdout and stderr go; `stderr`: both to the host's stderr (a benchmark keeps stdout for its result). */
@@ -69,6 +79,7 @@ export class TenantProcess {
   /** Resolves when a spare has loaded the tenant code; rejects if it exits first. */
   readonly spareReady: Promise<void>;
   onActivity: ((activity: Activity) => void) | null = null;
+  onIndexBuild: ((request: IndexBuildRequestMessage) => void) | null = null;
   /** The indexer a spare started before it had a tenant: forked before the tenant's cgroup, so not in it yet. */
   indexerPid: number | undefined;
   private exit: Exit | null = null;
@@ -124,6 +135,7 @@ export class TenantProcess {
         this.indexerPid = message.indexerPid;
         readyResolve();
       } else if ('spare' in message) spareResolve();
+      else if (message.type === 'index-build') this.onIndexBuild?.(message);
       else this.onActivity?.({ lastRequestAt: message.lastRequestAt, inFlight: message.inFlight });
     });
   }
@@ -150,6 +162,15 @@ export class TenantProcess {
     this.child.send(message, (error) => {
       // The tenant lapses at its old deadline on its own: a lost message costs writes, never safety.
       if (error) this.log.warn({ err: error }, 'could not pass the lease on to a tenant process');
+    });
+  }
+
+  /** Where a worker build of one of its indexes is (index-builds.ts); dropped when the process is gone. */
+  sendIndexBuildProgress(message: IndexBuildProgressMessage): void {
+    if (!this.alive || !this.child.connected) return;
+    this.child.send(message, (error) => {
+      // Only the index's stats miss it: the next report (a second later) carries the same and more.
+      if (error) this.log.warn({ err: error }, 'could not pass an index build report to a tenant process');
     });
   }
 

@@ -141,6 +141,12 @@ export const TenantConfigSchema = z.object({
     .number()
     .min(1 / 60)
     .default(DEFAULT_INDEX_SNAPSHOT_MS / 60_000),
+  /**
+   * A new or reset index of a mirrored database holding more documents than this is built by the worker
+   * fleet and adopted here (docs/mirror.md, "Worker-built indexes"); 0: always built here. The host sets
+   * it (100,000 by default) when it can put jobs on a queue that workers take; a tenant alone has none.
+   */
+  indexWorkerThreshold: z.coerce.number().int().min(0).default(0),
   /** Entries one document may emit into one index; over it the document is an index error. */
   indexMaxEntriesPerDocument: z.coerce
     .number()
@@ -178,6 +184,7 @@ const ENV_NAMES: Record<keyof TenantConfig, string> = {
   indexMaxPerDatabase: 'ROOKERY_INDEX_MAX_PER_DATABASE',
   indexSnapshotEtags: 'ROOKERY_INDEX_SNAPSHOT_ETAGS',
   indexSnapshotMinutes: 'ROOKERY_INDEX_SNAPSHOT_MINUTES',
+  indexWorkerThreshold: 'ROOKERY_INDEX_WORKER_THRESHOLD',
   indexSandboxBudgetMb: 'ROOKERY_INDEX_SANDBOX_BUDGET_MB',
   indexSandboxMemoryMb: 'ROOKERY_INDEX_SANDBOX_MEMORY_MB',
   indexDocumentTimeoutMs: 'ROOKERY_INDEX_DOCUMENT_TIMEOUT_MS',
@@ -236,6 +243,7 @@ const IndexerConfigSchema = TenantConfigSchema.pick({
   indexMaxEntriesPerDocument: true,
   indexSnapshotEtags: true,
   indexSnapshotMinutes: true,
+  indexWorkerThreshold: true,
 });
 export type IndexerConfig = z.infer<typeof IndexerConfigSchema>;
 

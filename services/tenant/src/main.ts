@@ -7,7 +7,12 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { LeaseMeasuredAtMsSchema, LeaseRemainingMsSchema, PlacementEpochSchema } from '@rookery/protocol';
+import {
+  IndexBuildProgressMessageSchema,
+  LeaseMeasuredAtMsSchema,
+  LeaseRemainingMsSchema,
+  PlacementEpochSchema,
+} from '@rookery/protocol';
 import pino from 'pino';
 import { z } from 'zod';
 import { loadConfig } from './config.js';
@@ -137,12 +142,20 @@ if (process.send) process.on('disconnect', () => void shutdown('parent disconnec
 const spare = process.env.ROOKERY_SPARE === '1' && process.send !== undefined;
 const assigned = spare ? await waitForAssignment() : null;
 const config = loadConfig(assigned?.env ?? process.env);
-server = buildTenantServer(config, { indexer: assigned?.indexer });
+server = buildTenantServer(config, {
+  indexer: assigned?.indexer,
+  // Worker-built indexes: the host enqueues the build (the tenant has no queue) and reports its progress.
+  ...(process.send ? { indexBuildSink: tellParent } : {}),
+});
 // The host renews its lease every TTL/3 and passes what is left on ({type: 'lease'}); registered in the
 // same turn as the server is built, so no renewal sent after the assignment is missed.
 if (process.send) {
-  const lease = server.lease;
+  const { lease, indexBuildProgress } = server;
   process.on('message', (message) => lease.receive(message));
+  process.on('message', (message) => {
+    const progress = IndexBuildProgressMessageSchema.safeParse(message);
+    if (progress.success) indexBuildProgress(progress.data);
+  });
 }
 let address: string;
 if (config.socketPath !== undefined) {

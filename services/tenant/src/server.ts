@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import fastifyWebsocket from '@fastify/websocket';
 import { DatabaseCatalog } from '@rookery/engine';
-import { LIVE_PING_INTERVAL_MS, MAX_LIVE_FRAME_BYTES, WORK_UNITS_HEADER } from '@rookery/protocol';
+import {
+  type IndexBuildProgressMessage,
+  LIVE_PING_INTERVAL_MS,
+  MAX_LIVE_FRAME_BYTES,
+  WORK_UNITS_HEADER,
+} from '@rookery/protocol';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { mirrorOf, type TenantConfig } from './config.js';
 import { limitJsonNesting } from './http/json-body.js';
@@ -11,6 +16,7 @@ import { refuseWritesAtQuota, StorageMeter } from './http/storage-quota.js';
 import { workUnits } from './http/work-units.js';
 import type { IndexerProcess } from './indexing/indexer-process.js';
 import { TenantIndexing } from './indexing/tenant-indexing.js';
+import type { IndexBuildSink } from './indexing/worker-builds.js';
 import { LeaseDeadline } from './lease.js';
 import { changesRoutes } from './live/changes.js';
 import { IndexChangeFeed } from './live/index-change-feed.js';
@@ -43,6 +49,8 @@ export interface TenantServer {
   live: Readonly<LiveGauges>;
   /** The host's lease deadline: writes are refused once it passed (main.ts renews it from the host's messages). */
   lease: LeaseDeadline;
+  /** The host's word on a worker build's job (main.ts passes it on; indexing/worker-builds.ts). */
+  indexBuildProgress(message: IndexBuildProgressMessage): void;
 }
 
 export interface TenantActivity {
@@ -80,6 +88,8 @@ export interface TenantServerOptions {
   livePingIntervalMs?: number;
   /** Where the log lines go (default: stdout, where the host collects them); tests read them. */
   logStream?: NodeJS.WritableStream;
+  /** Where the indexer's requests for worker builds go: the host (main.ts). Absent: nowhere (logged). */
+  indexBuildSink?: IndexBuildSink;
 }
 
 export function buildTenantServer(config: TenantConfig, options: TenantServerOptions = {}): TenantServer {
@@ -146,6 +156,7 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
     indexing ??= new TenantIndexing(catalog, app.log, options.indexer, indexChanges, {
       indexerRequestTimeoutMs: config.indexerRequestTimeoutMs,
       maxResponseBytes: config.maxResponseBytes,
+      indexBuildSink: options.indexBuildSink,
     });
     return indexing;
   };
@@ -281,6 +292,7 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
     routes,
     live,
     lease,
+    indexBuildProgress: (message) => indexing?.workerBuilds.onHost(message),
     async close() {
       await app.close();
       await (indexing ? indexing.close() : options.indexer?.stop());

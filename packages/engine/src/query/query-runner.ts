@@ -159,6 +159,16 @@ export class QueryRunner {
             'WaitForNonStaleResultsTimeoutMs, or accept stale results',
         );
       }
+      // The file may have been replaced while we waited (a worker's build adopted, a reset): the catalog
+      // then closed the reader we hold on the next look, so answer from the current one.
+      const name = reader.definition.Name;
+      reader = this.catalog.reader(name);
+      if (!reader) {
+        throw new RookeryError(
+          'IndexNotFound',
+          `Index ${name} was deleted while the query waited for it; list them with GET /databases/${this.db.name}/indexes`,
+        );
+      }
     }
     const indexEtag = reader ? reader.lastEtag() : 0;
     const isStale = reader ? this.db.hasChangesAfter(collectionsOf(reader.definition), indexEtag) : false;

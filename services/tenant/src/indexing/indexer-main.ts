@@ -68,6 +68,7 @@ async function work(): Promise<void> {
         for (const p of progress) send({ type: 'progress', db, ...p });
         if (progress.length === 0) {
           pending.delete(db);
+          adoptBuilt(db, indexer);
           await snapshotDue(db, indexer);
         } else if (progress.every((p) => p.documents === 0 && p.errors > 0)) {
           pending.delete(db);
@@ -85,6 +86,26 @@ async function work(): Promise<void> {
     log.error({ err: error }, 'indexing stopped unexpectedly; the next nudge or poll starts it again');
   } finally {
     working = false;
+  }
+}
+
+/**
+ * At a quiet point, adopts what the worker fleet finished building (docs/mirror.md, "Worker-built
+ * indexes"): each adopted index is caught up and swapped in, and the tenant told, so that queries waiting
+ * on it look again. A failure leaves the index awaiting its build; the next quiet point tries again.
+ */
+function adoptBuilt(db: string, indexer: DatabaseIndexer): void {
+  try {
+    for (const index of indexer.adoptBuilt()) {
+      const lastEtag = indexer.stats(index)?.LastIndexedEtag ?? 0;
+      log.info({ db, index, lastEtag }, 'index built by a worker adopted');
+      send({ type: 'adopted', db, index, lastEtag });
+    }
+  } catch (error) {
+    log.warn(
+      { err: error, db },
+      'could not adopt an index a worker built; trying again at the next quiet point',
+    );
   }
 }
 
@@ -123,6 +144,17 @@ function handle(message: ToIndexer): unknown {
                   mirrorDirectory: message.mirror,
                   everyEtags: config.indexSnapshotEtags,
                   everyMs: config.indexSnapshotMinutes * 60_000,
+                },
+              }),
+          // Only a mirrored database can be built away: the worker reads it from the mirror.
+          ...(message.mirror === undefined || config.indexWorkerThreshold === 0
+            ? {}
+            : {
+                workerBuilds: {
+                  mirrorDirectory: message.mirror,
+                  threshold: config.indexWorkerThreshold,
+                  request: (definition, build) =>
+                    send({ type: 'build-request', db: message.db, definition, build }),
                 },
               }),
         }),

@@ -29,6 +29,9 @@ type ProgressListener = (
   batch: { documents: number; removed: number; errors: number },
 ) => void;
 
+/** The indexer asks for a worker build, or says it adopted one (worker-builds.ts). */
+export type WorkerBuildEvent = Extract<FromIndexer, { type: 'build-request' | 'adopted' }>;
+
 interface Waiting {
   resolve(result: unknown): void;
   reject(error: Error): void;
@@ -45,8 +48,10 @@ export class IndexerProcess {
   private child: ChildProcess | null = null;
   private nextId = 1;
   private readonly waiting = new Map<number, Waiting>();
-  private readonly open = new Map<string, string>();
+  /** Open databases: their directory, and their directory on the mirror when mirrored. */
+  private readonly open = new Map<string, { directory: string; mirror: string | undefined }>();
   private readonly listeners = new Set<ProgressListener>();
+  private readonly buildListeners = new Set<(event: WorkerBuildEvent) => void>();
   private readonly nudged = new Set<string>();
   private stopping = false;
   /** Settles when the current indexer process has loaded its code (its `ready` message) or has exited. */
@@ -78,8 +83,8 @@ export class IndexerProcess {
 
   /** Starts indexing a database (idempotent). */
   async openDatabase(db: string, directory: string, mirror?: string): Promise<void> {
-    this.open.set(db, directory);
-    await this.request({ type: 'open', db, directory, ...(mirror === undefined ? {} : { mirror }) });
+    this.open.set(db, { directory, mirror });
+    await this.request(openRequest(db, directory, mirror));
   }
 
   async closeDatabase(db: string): Promise<void> {
@@ -96,6 +101,10 @@ export class IndexerProcess {
       // A nudge lost to a closing channel is harmless: the restarted indexer looks at every database.
       if (this.child?.connected) this.child.send({ type: 'nudge', db }, () => undefined);
     });
+  }
+
+  onWorkerBuild(listener: (event: WorkerBuildEvent) => void): void {
+    this.buildListeners.add(listener);
   }
 
   onProgress(listener: ProgressListener): () => void {
@@ -181,8 +190,9 @@ export class IndexerProcess {
       setTimeout(() => {
         if (this.stopping) return;
         this.spawn();
-        for (const [db, directory] of this.open) {
-          this.request({ type: 'open', db, directory }).catch((err) =>
+        // With the mirror as first opened: its index copies and worker builds go on after a restart.
+        for (const [db, { directory, mirror }] of this.open) {
+          this.request(openRequest(db, directory, mirror)).catch((err) =>
             this.log.error({ err, db }, 'could not reopen the database in the indexer'),
           );
         }
@@ -219,6 +229,10 @@ export class IndexerProcess {
       for (const listener of this.listeners) listener(message.db, message.index, message.lastEtag, batch);
       return;
     }
+    if (message.type === 'build-request' || message.type === 'adopted') {
+      for (const listener of this.buildListeners) listener(message);
+      return;
+    }
     if (message.type === 'ready') this.markBooted();
     if (message.type !== 'reply') return;
     if (message.ok) this.settle(message.id, { result: message.result });
@@ -233,6 +247,10 @@ export class IndexerProcess {
       );
     }
   }
+}
+
+function openRequest(db: string, directory: string, mirror: string | undefined): IndexerRequestBody {
+  return { type: 'open', db, directory, ...(mirror === undefined ? {} : { mirror }) };
 }
 
 /**

@@ -50,6 +50,15 @@ export const FromIndexerSchema = z.discriminatedUnion('type', [
     removed: z.number(),
     errors: z.number(),
   }),
+  /** Build this index on the worker fleet (the tenant passes it to its host, which enqueues the job). */
+  z.object({
+    type: z.literal('build-request'),
+    db: DbSchema,
+    definition: IndexDefinitionSchema,
+    build: z.string().min(1).max(64),
+  }),
+  /** The worker's build of this index was adopted and caught up: its file was replaced. */
+  z.object({ type: z.literal('adopted'), db: DbSchema, index: z.string(), lastEtag: z.number() }),
 ]);
 export type FromIndexer = z.infer<typeof FromIndexerSchema>;
 

@@ -11,6 +11,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { IndexChange, IndexChangeFeed } from '../live/index-change-feed.js';
 import { CatchUpWaits } from './catch-up-waits.js';
 import { IndexerProcess } from './indexer-process.js';
+import { type IndexBuildSink, WorkerBuilds } from './worker-builds.js';
 
 const RETIRE_WAIT_MS = 10 * 60_000;
 
@@ -19,6 +20,8 @@ export interface TenantIndexingOptions {
   indexerRequestTimeoutMs?: number;
   /** What one query answer may hold (ROOKERY_MAX_RESPONSE_BYTES); the engine's default otherwise. */
   maxResponseBytes?: number;
+  /** Where requests for worker builds go (the host); absent: a tenant no host supervises. */
+  indexBuildSink?: IndexBuildSink | undefined;
 }
 
 /** The query side of one database: its index readers and its query runner. */
@@ -37,6 +40,8 @@ export class TenantIndexing {
   private readonly indexer: IndexerProcess;
   private readonly databases = new Map<string, Promise<DatabaseQueries>>();
   private readonly catchUps = new CatchUpWaits();
+  /** Indexes the worker fleet builds, and how far it is (worker-builds.ts). */
+  readonly workerBuilds: WorkerBuilds;
 
   /**
    * `indexer`: one started ahead (a spare tenant process starts it while it waits); else one is started now.
@@ -61,6 +66,18 @@ export class TenantIndexing {
       // otherwise notify every index, and each notification makes clients' aggressive caches suspect.
       if (batch.documents === 0 && batch.removed === 0) return;
       this.indexChanges?.publish(db, { Name: index, Type: 'BatchCompleted', Etag: lastEtag });
+    });
+    this.workerBuilds = new WorkerBuilds(options.indexBuildSink ?? null, log);
+    this.indexer.onWorkerBuild((event) => {
+      this.workerBuilds.onIndexer(event);
+      if (event.type !== 'adopted') return;
+      // The index file was swapped for the caught-up build: its waiting queries look again.
+      this.catchUps.check(event.db);
+      this.indexChanges?.publish(event.db, {
+        Name: event.index,
+        Type: 'BatchCompleted',
+        Etag: event.lastEtag,
+      });
     });
   }
 

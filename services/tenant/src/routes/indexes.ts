@@ -45,13 +45,14 @@ export function indexRoutes(app: FastifyInstance, context: RouteContext): void {
       .definitions()
       .slice(start, pageSize === undefined ? undefined : start + pageSize);
     return {
-      Results: namesOnly === 'true' ? page.map((d) => d.Name) : page.map((d) => statsOf(queries, d.Name)),
+      Results:
+        namesOnly === 'true' ? page.map((d) => d.Name) : page.map((d) => statsOf(context, queries, d.Name)),
     };
   });
 
   app.get('/databases/:db/indexes/stats', async (request) => {
     const { name } = parseWith(NameQuerySchema, request.query, 'query string');
-    return statsOf(await queriesOf(request.params), name);
+    return statsOf(context, await queriesOf(request.params), name);
   });
 
   app.delete('/databases/:db/indexes', async (request, reply) => {
@@ -71,10 +72,14 @@ export function indexRoutes(app: FastifyInstance, context: RouteContext): void {
   });
 }
 
-function statsOf(queries: DatabaseQueries, name: string): IndexStats {
+function statsOf(context: RouteContext, queries: DatabaseQueries, name: string): IndexStats {
   const reader = queries.indexes.reader(name);
   if (!reader) throw notFound(queries, name);
-  return indexStatsOf(reader.connection, queries.db);
+  // An index the worker fleet builds says how far the worker is (indexing/worker-builds.ts).
+  return context.indexing.workerBuilds.statsWith(
+    queries.db.name,
+    indexStatsOf(reader.connection, queries.db),
+  );
 }
 
 function notFound(queries: DatabaseQueries, name: string): RookeryError {

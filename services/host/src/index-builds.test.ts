@@ -1,0 +1,219 @@
+// Worker-built indexes end to end (issue [10]; docs/mirror.md, "Worker-built indexes"): the supervisor
+// with real tenant processes (and their indexer processes) mirroring to a real directory, the host's
+// IndexBuildQueue on a real SQLite job queue, and a real worker process (services/worker's main). An index
+// over a database above the threshold is built by the worker and adopted by the tenant — its stats say
+// IsStale with the worker's progress meanwhile — while one below it, or any index on one machine without a
+// worker fleet, is built beside the tenant and no job is enqueued.
+import type { ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { jobQueueFile, openSqliteJobQueue } from '@rookery/jobs';
+import { type IndexStats, ROOKERY_JOB_TYPES } from '@rookery/protocol';
+import { makeTempDir, spawnTs, waitForExit } from '@rookery/testkit';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadHostConfig } from './config.js';
+import { IndexBuildQueue } from './index-builds.js';
+import { TenantSupervisor } from './supervisor.js';
+import { sourceTenantCommand } from './tenant-command.js';
+import { TenantClient } from './test-fixtures/tenant-client.js';
+
+const WORKER_MAIN = fileURLToPath(new URL('../../worker/src/main.ts', import.meta.url));
+const THRESHOLD = 500;
+const NOTES = 1_200;
+const BY_WORD = {
+  Name: 'Notes/ByWord',
+  Maps: [{ Collection: 'Notes', Fields: { Word: 'Word' } }],
+};
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setup(withWorkerFleet: boolean) {
+  const tmp = makeTempDir('rookery-host-index-builds-');
+  cleanups.push(() => tmp.cleanup());
+  const mirror = path.join(tmp.dir, 'mirror');
+  const queue = await openSqliteJobQueue({ file: jobQueueFile(tmp.dir), types: ROOKERY_JOB_TYPES });
+  cleanups.push(() => queue.close());
+  const indexBuilds = withWorkerFleet
+    ? new IndexBuildQueue(queue, THRESHOLD, pino({ level: 'silent' }), 100)
+    : undefined;
+  if (indexBuilds) cleanups.push(() => indexBuilds.close());
+  const config = loadHostConfig(
+    {},
+    {
+      dataDir: tmp.dir,
+      internalToken: 'test-token-0123456789',
+      tenantLogLevel: 'error',
+      spareProcesses: 0,
+      idleStopMs: 0,
+      startDeadlineMs: 60_000,
+    },
+  );
+  const supervisor = new TenantSupervisor(config, {
+    logger: pino({ level: 'silent' }),
+    command: () => sourceTenantCommand(),
+    env: { ...process.env, ROOKERY_MIRROR: mirror, ROOKERY_MIRROR_MODE: 'sync' },
+    ...(indexBuilds && { indexBuilds }),
+  });
+  cleanups.push(() => supervisor.shutdown(5_000).then(() => undefined));
+  const woken = await supervisor.wake('acme');
+  const tenant = new TenantClient(woken.socketPath);
+  cleanups.push(() => tenant.close());
+  return { tmp, mirror, queue, tenant };
+}
+
+async function startWorker(
+  dataDir: string,
+  mirror: string,
+  env: Record<string, string>,
+): Promise<ChildProcess> {
+  const child = spawnTs(WORKER_MAIN, [], {
+    ROOKERY_DATA: dataDir,
+    ROOKERY_MIRROR: mirror,
+    ROOKERY_MASTER_KEY_FILE: path.join(dataDir, 'master.key'),
+    ROOKERY_WORKER_PORT: '0',
+    ROOKERY_WORKER_POLL_MS: '100',
+    ROOKERY_BACKUP_EVERY_MINUTES: '0',
+    ROOKERY_SWEEP_EVERY_MINUTES: '0',
+    ROOKERY_INDEX_BUILD_BATCH: '100',
+    ROOKERY_LOG_LEVEL: 'warn',
+    ...env,
+  });
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await waitForExit(child);
+  });
+  child.stdout?.resume();
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code, signal) =>
+      reject(new Error(`the worker exited during start (${code ?? signal})`)),
+    );
+  });
+  return child;
+}
+
+const note = (i: number, word: string) => ({
+  Type: 'PUT',
+  Id: `notes/${i}`,
+  Document: { Word: word, '@metadata': { '@collection': 'Notes' } },
+});
+
+async function fill(tenant: TenantClient, db: string, count: number): Promise<void> {
+  expect((await tenant.call('PUT', '/admin/databases', { Name: db })).status).toBe(201);
+  const commands = Array.from({ length: count }, (_, i) => note(i, i % 2 === 0 ? 'even' : 'odd'));
+  expect((await tenant.call('POST', `/databases/${db}/bulk_docs`, { Commands: commands })).status).toBe(201);
+}
+
+async function stats(tenant: TenantClient, db: string): Promise<IndexStats> {
+  const reply = await tenant.call(
+    'GET',
+    `/databases/${db}/indexes/stats?name=${encodeURIComponent(BY_WORD.Name)}`,
+  );
+  expect(reply.status).toBe(200);
+  return reply.json as unknown as IndexStats;
+}
+
+/** Reads the index's stats until `until` holds: tests wait for states, never for durations. */
+async function statsUntil(
+  tenant: TenantClient,
+  db: string,
+  until: (stats: IndexStats) => boolean,
+  what: string,
+): Promise<IndexStats> {
+  const deadline = Date.now() + 120_000;
+  let last: IndexStats | null = null;
+  while (Date.now() < deadline) {
+    last = await stats(tenant, db);
+    if (until(last)) return last;
+    await sleep(50);
+  }
+  throw new Error(`index stats never showed ${what}; last: ${JSON.stringify(last)}`);
+}
+
+/** Counts by word, waiting for a non-stale answer as a client would. */
+async function countOf(tenant: TenantClient, db: string, word: string): Promise<number> {
+  const reply = await tenant.call('POST', `/databases/${db}/queries`, {
+    Query: `from index '${BY_WORD.Name}' where Word = '${word}'`,
+    WaitForNonStaleResults: true,
+    WaitForNonStaleResultsTimeout: '00:02:00',
+  });
+  expect(reply.status).toBe(200);
+  expect(reply.json.IsStale).toBe(false);
+  return (reply.json.Results as unknown[]).length;
+}
+
+describe('an index over a database above the threshold', () => {
+  it('is built by a worker process and adopted by the tenant, stale with the build progress until then', async () => {
+    const { tmp, mirror, queue, tenant } = await setup(true);
+    await fill(tenant, 'shop', NOTES);
+    expect((await tenant.call('PUT', '/databases/shop/indexes', BY_WORD)).status).toBe(201);
+
+    // No worker yet: the job waits on the queue, and the index is not built beside the tenant meanwhile.
+    const queued = await statsUntil(
+      tenant,
+      'shop',
+      (s) => s.WorkerBuild?.State === 'queued',
+      'a queued build',
+    );
+    expect(queued).toMatchObject({ IsStale: true, LastIndexedEtag: 0, EntriesCount: 0 });
+    expect(queued.Progress).toMatchObject({ TotalDocuments: NOTES, DocumentsToProcess: NOTES });
+    const stale = await tenant.call('POST', '/databases/shop/queries', {
+      Query: `from index '${BY_WORD.Name}' where Word = 'even'`,
+    });
+    expect(stale.json).toMatchObject({ IsStale: true, Results: [] });
+    const [job] = await queue.list({ type: 'index-build' });
+    expect(job).toMatchObject({ tenantId: 'acme', state: 'queued', payload: { database: 'shop' } });
+
+    // A slow worker (200 documents/s): its progress shows in the index's stats while it builds.
+    await startWorker(tmp.dir, mirror, { ROOKERY_INDEX_BUILD_MAX_DOCS_PER_S: '200' });
+    const building = await statsUntil(
+      tenant,
+      'shop',
+      (s) =>
+        s.WorkerBuild?.State === 'active' && s.WorkerBuild.DocumentsIndexed > 0 && s.LastIndexedEtag === 0,
+      'the worker indexing',
+    );
+    expect(building.IsStale).toBe(true);
+    expect(building.Progress!.DocumentsToProcess).toBe(NOTES - building.WorkerBuild!.DocumentsIndexed);
+
+    // Written while the worker builds from the mirror: the adopted index catches up with these too.
+    expect(
+      (
+        await tenant.call('POST', '/databases/shop/bulk_docs', {
+          Commands: [note(NOTES, 'even'), { Type: 'DELETE', Id: 'notes/1' }],
+        })
+      ).status,
+    ).toBe(201);
+
+    expect(await countOf(tenant, 'shop', 'even')).toBe(NOTES / 2 + 1);
+    expect(await countOf(tenant, 'shop', 'odd')).toBe(NOTES / 2 - 1);
+    const adopted = await stats(tenant, 'shop');
+    expect(adopted).toMatchObject({ IsStale: false, Progress: null, EntriesCount: NOTES });
+    expect(adopted.WorkerBuild).toBeUndefined();
+    expect(await queue.get(job!.id)).toMatchObject({ state: 'completed', attempts: 1 });
+  }, 300_000);
+});
+
+describe('built beside the tenant', () => {
+  it('below the threshold: no job, the index answers from the tenant’s own indexer', async () => {
+    const { queue, tenant } = await setup(true);
+    await fill(tenant, 'small', THRESHOLD);
+    expect((await tenant.call('PUT', '/databases/small/indexes', BY_WORD)).status).toBe(201);
+    expect(await countOf(tenant, 'small', 'even')).toBe(THRESHOLD / 2);
+    expect((await stats(tenant, 'small')).WorkerBuild).toBeUndefined();
+    expect(await queue.list({ type: 'index-build' })).toEqual([]);
+  }, 180_000);
+
+  it('on one machine without a worker fleet, whatever the size: as before, no job', async () => {
+    const { queue, tenant } = await setup(false);
+    await fill(tenant, 'shop', NOTES);
+    expect((await tenant.call('PUT', '/databases/shop/indexes', BY_WORD)).status).toBe(201);
+    expect(await countOf(tenant, 'shop', 'even')).toBe(NOTES / 2);
+    expect(await queue.list({ type: 'index-build' })).toEqual([]);
+  }, 180_000);
+});
