@@ -11,7 +11,10 @@
 //
 // Both run the indexer as the tenant's indexer process does (DatabaseIndexer.step() with its prepare
 // thread). It also reports what a copy costs the host where it is taken (the indexer's online backup,
-// wall and CPU time, per index) against SQLite's VACUUM INTO of the same index, the alternative.
+// wall and CPU time, per index) against SQLite's VACUUM INTO of the same index, the alternative; and what
+// building the two indexes new over the `--documents` costs the host's processes (tenant + indexer, from
+// /proc) beside the tenant vs on a worker (services/host/bench/new-index-cpu.ts: real tenant, queue and
+// worker processes), until every index answers non-stale.
 //
 // Stages go to stderr; the last stdout line is one JSON object.
 import fs from 'node:fs';
@@ -25,6 +28,7 @@ import type { IndexDefinition } from '@rookery/protocol';
 import { makeTempDir } from '@rookery/testkit';
 import { z } from 'zod';
 import { BY_FIELDS_INDEX, SEARCH_INDEX } from '../../../packages/engine/bench/nuget-indexes.js';
+import { measureNewIndexHostCpu } from '../../host/bench/new-index-cpu.js';
 
 const ArgsSchema = z
   .object({
@@ -136,6 +140,13 @@ async function main(): Promise<void> {
     const rebuildMs = await restore(false);
     const snapshotMs = await restore(true);
     const indexMb = copies.reduce((sum, c) => sum + c.bytes, 0) / 1e6;
+    log({ stage: 'new indexes: host CPU, built beside the tenant vs by a worker' });
+    const newIndex = await measureNewIndexHostCpu({
+      directory: path.join(tmp.dir, 'new-index'),
+      documents: all.slice(0, args.documents),
+      definitions: DEFINITIONS,
+      log,
+    });
     console.log(
       JSON.stringify({
         documents: args.documents,
@@ -149,6 +160,10 @@ async function main(): Promise<void> {
         snapshot_backup_cpu_s: Math.round(copyCpuS * 100) / 100,
         snapshot_vacuum_into_ms: Math.round(vacuumMs),
         snapshot_vacuum_into_cpu_s: Math.round(vacuumCpuS * 100) / 100,
+        ...newIndex,
+        host_cpu_worker_of_local:
+          Math.round((newIndex.host_cpu_s_new_index_worker / newIndex.host_cpu_s_new_index_local) * 1000) /
+          1000,
         machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model ?? 'unknown', node: process.version },
       }),
     );
