@@ -89,6 +89,13 @@ export interface BatchResponse {
 /** One NDJSON line of `POST /databases/{db}/bulk_insert`. */
 export const BulkInsertLineSchema = z.object({
   Id: DocumentIdSchema,
+  /** RavenDB's clients name each command's type (services/tenant's ravendb/bulk-array.ts): documents only. */
+  Type: z
+    .literal('PUT', {
+      message:
+        'only documents ("Type": "PUT") are bulk inserted; counters, time series and attachments are not',
+    })
+    .optional(),
   Document: DocumentInputSchema,
 });
 export type BulkInsertLine = z.infer<typeof BulkInsertLineSchema>;

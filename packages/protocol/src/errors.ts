@@ -17,6 +17,8 @@ export const ErrorCodes = {
   InvalidQuery: 400,
   InvalidIndexDefinition: 400,
   IndexNotFound: 404,
+  /** A RavenDB operation id this tenant process does not know (routes/ravendb/operations.ts). */
+  OperationNotFound: 404,
   /** A PUT of an index beyond the per-database index count (ROOKERY_INDEX_MAX_PER_DATABASE). */
   TooManyIndexes: 409,
   /** A JavaScript index that does not fit the tenant's sandbox memory budget (ROOKERY_INDEX_SANDBOX_BUDGET_MB). */
@@ -142,6 +144,7 @@ const TITLES: Record<ErrorCode, string> = {
   InvalidQuery: 'Invalid query',
   InvalidIndexDefinition: 'Invalid index definition',
   IndexNotFound: 'Index not found',
+  OperationNotFound: 'Operation not found',
   TooManyIndexes: 'Too many indexes',
   IndexBuildFailed: 'Index build failed',
   IndexSandboxBudgetExceeded: 'Index sandbox memory budget exhausted',

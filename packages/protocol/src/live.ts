@@ -118,12 +118,19 @@ export const DocumentStreamQuerySchema = z
     startAfter: z.string().max(512).optional(),
     collection: z.string().min(1).max(256).optional(),
     pageSize: z.coerce.number().int().min(1).max(100_000_000).optional(),
+    /** `jsonl`: RavenDB's framing (docs/ravendb-compatibility.md), which its clients ask for; absent: Rookery's. */
+    format: z
+      .literal('jsonl', { message: 'the only stream format is "jsonl" (or none, for NDJSON)' })
+      .optional(),
   })
   .strict();
 export type DocumentStreamQuery = z.infer<typeof DocumentStreamQuerySchema>;
 
 /** `POST /databases/{db}/streams/queries` body: a query, streamed instead of paged. */
 export const StreamQueryRequestSchema = QueryRequestSchema;
+
+/** `POST /databases/{db}/streams/queries?format=jsonl`: RavenDB's framing, as for streams/docs. */
+export const StreamQueryFormatSchema = z.object({ format: DocumentStreamQuerySchema.shape.format });
 
 /**
  * The last line of every NDJSON stream. A stream that ends without it was cut short (the client reports

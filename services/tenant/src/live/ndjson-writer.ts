@@ -28,7 +28,7 @@ export class ReaderGone extends Error {
  * of the same name once the stream ended.
  */
 export class NdjsonWriter {
-  private headersSent = false;
+  private started = false;
   private bytesOut = 0;
   private gone = false;
   private interruptedWith: RookeryError | null = null;
@@ -70,11 +70,16 @@ export class NdjsonWriter {
     this.check();
   }
 
-  /** Ends the stream with its `@end` line: the reader knows it got everything. */
-  end(line: StreamEndLine): void {
+  /** Ends the stream with its `@end` line (the reader knows it got everything), or with no line of its own. */
+  end(line: StreamEndLine | null): void {
     if (this.gone) return;
     this.start(200, 'application/x-ndjson');
-    this.finish(`${JSON.stringify(line)}\n`);
+    this.finish(line === null ? '' : `${JSON.stringify(line)}\n`);
+  }
+
+  /** True once the headers left: a failure can no longer be told by the answer's status. */
+  get headersSent(): boolean {
+    return this.started;
   }
 
   /**
@@ -83,7 +88,7 @@ export class NdjsonWriter {
    */
   fail(error: RookeryError): void {
     if (this.gone || this.response.writableEnded) return;
-    if (!this.headersSent) {
+    if (!this.started) {
       this.start(error.status, PROBLEM_CONTENT_TYPE);
       this.finish(JSON.stringify(error.toProblem()));
       return;
@@ -136,8 +141,8 @@ export class NdjsonWriter {
   }
 
   private start(status: number, contentType: string): void {
-    if (this.headersSent) return;
-    this.headersSent = true;
+    if (this.started) return;
+    this.started = true;
     this.response.writeHead(status, {
       'content-type': contentType,
       // Announced so that HTTP/1.1 intermediaries keep it (the gateway reads it, and does not forward it).

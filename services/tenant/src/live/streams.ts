@@ -3,12 +3,14 @@ import {
   DocumentStreamQuerySchema,
   RookeryError,
   type StreamEndLine,
+  StreamQueryFormatSchema,
   StreamQueryRequestSchema,
 } from '@rookery/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toRookeryError } from '../http/problem.js';
 import { databaseOf, parseWith, type RouteContext } from '../routes/context.js';
 import { queryOptionsFromQueryString, queryOptionsOf } from '../routes/queries.js';
+import { ravenStreamFraming, type StreamFraming } from '../routes/ravendb/streams.js';
 import type { LiveGauges } from './live-gauges.js';
 import { NdjsonWriter, ReaderGone } from './ndjson-writer.js';
 
@@ -28,10 +30,16 @@ const STOP_GRACE_MS = 1_000;
  */
 type PageReader = (max: number) => string[] | null;
 
+/** Rookery's own framing: one result per line, then `@end` (or `@error`). */
+function ndjsonFraming(end: (count: number) => StreamEndLine): StreamFraming {
+  return { head: null, item: null, end, failure: 'error-line' };
+}
+
 /**
  * NDJSON streams (docs/live-data.md): `GET /databases/{db}/streams/docs` (id order, or a collection in
  * etag order) and `POST|GET /databases/{db}/streams/queries`. Streams are not snapshots: a document written
  * while a stream runs may or may not be in it (see Database.documentsInIdOrder and documentsAfter).
+ * With `?format=jsonl`, RavenDB's framing instead (routes/ravendb/streams.ts).
  */
 export function streamRoutes(app: FastifyInstance, context: RouteContext, gauges: LiveGauges): void {
   const open = new Set<NdjsonWriter>();
@@ -65,15 +73,20 @@ export function streamRoutes(app: FastifyInstance, context: RouteContext, gauges
       query.collection === undefined
         ? idOrderPages(db, query.startsWith ?? '', query.startAfter ?? null)
         : collectionPages(db, query.collection);
-    await stream(streaming, db, reply, read, query.pageSize, (count) => ({ '@end': { Count: count } }));
+    const framing =
+      query.format === 'jsonl'
+        ? ravenStreamFraming(null)
+        : ndjsonFraming((count) => ({ '@end': { Count: count } }));
+    await stream(streaming, db, reply, read, query.pageSize, framing);
   });
 
   app.post('/databases/:db/streams/queries', async (request, reply) => {
     const body = parseWith(StreamQueryRequestSchema, request.body, 'query body');
-    return streamQuery(streaming, request, reply, queryOptionsOf(body));
+    const { format } = parseWith(StreamQueryFormatSchema, request.query, 'query string');
+    return streamQuery(streaming, request, reply, queryOptionsOf(body), format === 'jsonl');
   });
   app.get('/databases/:db/streams/queries', async (request, reply) =>
-    streamQuery(streaming, request, reply, queryOptionsFromQueryString(request.query)),
+    streamQuery(streaming, request, reply, queryOptionsFromQueryString(request.query), false),
   );
 }
 
@@ -88,28 +101,32 @@ async function streamQuery(
   request: FastifyRequest,
   reply: FastifyReply,
   options: QueryOptions,
+  raven: boolean,
 ): Promise<void> {
   const { db: name } = request.params as { db: string };
   const { db, runner } = await streaming.context.indexing.forDatabase(name);
   // Parsing, planning and any wait for a non-stale index happen here, before the headers: a bad query is
   // a plain 400, not a stream that fails on its first line.
-  const results = runner.stream(await runner.prepare(options));
-  await stream(
-    streaming,
-    db,
-    reply,
-    (max) => results.next(max, PAGE_TARGET_CHARS),
-    undefined,
-    (count) => ({
-      '@end': { Count: count, IndexName: results.indexName, TotalResults: results.totalResults },
-    }),
-  );
+  const prepared = await runner.prepare(options);
+  const results = runner.stream(prepared);
+  const framing = raven
+    ? ravenStreamFraming({
+        IndexName: results.indexName,
+        IsStale: prepared.isStale,
+        TotalResults: results.totalResults,
+        IndexTimestamp: new Date().toISOString(),
+      })
+    : ndjsonFraming((count) => ({
+        '@end': { Count: count, IndexName: results.indexName, TotalResults: results.totalResults },
+      }));
+  await stream(streaming, db, reply, (max) => results.next(max, PAGE_TARGET_CHARS), undefined, framing);
 }
 
 /**
  * Writes pages to the reader until the source is done (or `limit` results went out), each page only once
- * the reader took the previous one, then the `@end` line. The stream ends early with an `@error` line if
- * reading fails or the database closes; it stops at once, without a word, if the reader leaves.
+ * the reader took the previous one, then the `@end` line (as `framing` frames them). The stream ends early
+ * with an `@error` line (or a cut connection) if reading fails or the database closes; it stops at once,
+ * without a word, if the reader leaves.
  */
 async function stream(
   streaming: Streaming,
@@ -117,7 +134,7 @@ async function stream(
   reply: FastifyReply,
   read: PageReader,
   limit: number | undefined,
-  endLine: (count: number) => StreamEndLine,
+  framing: StreamFraming,
 ): Promise<void> {
   reply.hijack();
   const writer = new NdjsonWriter(reply.raw);
@@ -131,6 +148,7 @@ async function stream(
   let count = 0;
   let pageSize = FIRST_PAGE;
   try {
+    if (framing.head !== null) await writer.write([framing.head]);
     for (;;) {
       const max = Math.min(pageSize, (limit ?? Number.POSITIVE_INFINITY) - count);
       const lines = max > 0 ? read(max) : null;
@@ -138,10 +156,10 @@ async function stream(
       count += lines.length;
       pageSize = nextPageSize(lines, pageSize);
       const before = writer.bytesWritten;
-      await writer.write(lines);
+      await writer.write(framing.item === null ? lines : lines.map(framing.item));
       streaming.gauges.streamBytes += writer.bytesWritten - before;
     }
-    writer.end(endLine(count));
+    writer.end(framing.end(count));
   } catch (error) {
     if (error instanceof ReaderGone) {
       reply.log.debug({ count }, 'stream reader left before the end');
@@ -151,7 +169,8 @@ async function stream(
     const failure = writer.interruption ?? toRookeryError(error, streaming.context.config.maxBodyBytes);
     if (failure.status >= 500 && failure.code !== 'DatabaseUnavailable')
       reply.log.error({ err: error, count }, 'stream failed');
-    writer.fail(failure);
+    if (framing.failure === 'cut' && writer.headersSent) writer.destroy();
+    else writer.fail(failure);
   } finally {
     stopOnClose();
     streaming.open.delete(writer);

@@ -12,6 +12,8 @@ import { type BulkParseSession, BulkParseThread, type ParseEvent } from '../bulk
 import { toRookeryError } from '../http/problem.js';
 import { type StorageMeter, storageQuotaExceeded, storageQuotaOf } from '../http/storage-quota.js';
 import { databaseOf, type RouteContext } from './context.js';
+import { JsonArrayToLines } from './ravendb/bulk-array.js';
+import type { RavenOperations } from './ravendb/operations.js';
 
 /**
  * Bytes the parse thread may hold unparsed before the request thread stops
@@ -40,31 +42,88 @@ const MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
  * the tenant's bytes, measured before it, plus the chunk's fit in the quota: the
  * first chunk that does not fit ends the bulk insert with 507
  * `StorageQuotaExceeded`, and `Processed` says how many documents were stored.
+ *
+ * RavenDB's clients (`store.bulkInsert()`) send `application/json` instead: one JSON array of commands, for
+ * operation `?id=` (routes/ravendb/operations.ts). It is read as the same lines (ravendb/bulk-array.ts) and
+ * answered as RavenDB does: nothing until the end, then `204`, or the problem, whose message the operation's
+ * state also carries (the client asks it for the reason of a failed bulk insert).
  */
-export function bulkInsertRoutes(app: FastifyInstance, context: RouteContext): void {
-  app.addContentTypeParser('application/x-ndjson', (_request, payload, done) => done(null, payload));
+export function bulkInsertRoutes(
+  app: FastifyInstance,
+  context: RouteContext,
+  operations: RavenOperations,
+): void {
   const parseThread = new BulkParseThread();
   app.addHook('onClose', () => parseThread.close());
 
-  app.post('/databases/:db/bulk_insert', async (request, reply) => {
-    const db = databaseOf(context, request);
-    if (!(request.body instanceof Readable)) {
-      throw new RookeryError(
-        'UnsupportedMediaType',
-        'bulk_insert takes NDJSON: send "Content-Type: application/x-ndjson"',
-      );
-    }
-    const quota = storageQuotaOf(request.headers);
-    reply.hijack();
-    const session = parseThread.open(context.config.maxDocumentBytes);
-    const allowance = quota === null ? null : { quota, storage: context.storage };
-    try {
-      await new BulkInsert(db, reply, session, context.config.maxBodyBytes, allowance).run(request.body);
-    } finally {
-      session.close();
-    }
+  // A scope of its own, so that JSON bodies reach this route unparsed (as a stream) and no other.
+  app.register(async (scope) => {
+    const asStream = (_request: unknown, payload: Readable, done: (error: null, body: Readable) => void) =>
+      done(null, payload);
+    scope.addContentTypeParser('application/x-ndjson', asStream);
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', asStream);
+
+    scope.post('/databases/:db/bulk_insert', async (request, reply) => {
+      const db = databaseOf(context, request);
+      if (!(request.body instanceof Readable)) {
+        throw new RookeryError(
+          'UnsupportedMediaType',
+          'bulk_insert takes NDJSON: send "Content-Type: application/x-ndjson"',
+        );
+      }
+      const raven = ravenOperationOf(request.headers['content-type'], request.query);
+      const quota = storageQuotaOf(request.headers);
+      reply.hijack();
+      const session = parseThread.open(context.config.maxDocumentBytes);
+      const allowance = quota === null ? null : { quota, storage: context.storage };
+      const answer: BulkAnswer =
+        raven === null
+          ? NDJSON_ANSWER
+          : {
+              framer: new JsonArrayToLines(),
+              progressLines: false,
+              settled: (error, processed) =>
+                operations.record(
+                  db.name,
+                  raven,
+                  error === null
+                    ? { Status: 'Completed', Result: { Total: processed } }
+                    : { Status: 'Faulted', Result: { Error: error.message, Message: error.message } },
+                ),
+            };
+      try {
+        await new BulkInsert(db, reply, session, context.config.maxBodyBytes, allowance, answer).run(
+          request.body,
+        );
+      } finally {
+        session.close();
+      }
+    });
   });
 }
+
+/**
+ * For a RavenDB bulk insert (a JSON body), its operation id (`?id=`, 0 when absent: the client always sends
+ * one); null for Rookery's NDJSON.
+ */
+function ravenOperationOf(contentType: string | undefined, query: unknown): number | null {
+  if (!contentType?.toLowerCase().startsWith('application/json')) return null;
+  const id = Number((query as { id?: string }).id);
+  return Number.isSafeInteger(id) && id > 0 ? id : 0;
+}
+
+/** How a bulk insert reads its body and answers: Rookery's NDJSON both ways, or RavenDB's (above). */
+interface BulkAnswer {
+  /** Turns the body into NDJSON lines; null: it is NDJSON already. */
+  framer: JsonArrayToLines | null;
+  /** Progress lines as chunks are stored, and the final line; without them, `204` or a problem at the end. */
+  progressLines: boolean;
+  /** Told the outcome before the answer leaves, so that whoever reads the answer finds it recorded. */
+  settled: ((error: RookeryError | null, processed: number) => void) | null;
+}
+
+const NDJSON_ANSWER: BulkAnswer = { framer: null, progressLines: true, settled: null };
 
 /**
  * A failure inside the bulk insert, with what is still to be stored before it is reported: for a bad line,
@@ -92,13 +151,15 @@ class BulkInsert {
     private readonly maxBodyBytes: number,
     /** The tenant's storage quota and how to measure what it stores; null: no quota to hold to. */
     private readonly allowance: { quota: number; storage: StorageMeter } | null,
+    private readonly answer: BulkAnswer,
   ) {}
 
   async run(body: Readable): Promise<void> {
     try {
       // destroyOnReturn: false, so that a bad line does not tear down the connection before we answer.
       for await (const data of body.iterator({ destroyOnReturn: false })) {
-        this.session.push(data as Buffer);
+        const framer = this.answer.framer;
+        this.session.push(framer ? framer.push(data as Buffer) : (data as Buffer));
         // Store what is parsed; stop reading while the parse thread is far behind.
         for (;;) {
           const event = this.session.take();
@@ -106,7 +167,9 @@ class BulkInsert {
           else if (this.session.backlog > MAX_BACKLOG_BYTES) await this.session.changed();
           else break;
         }
+        if (framer?.closed) break; // the client keeps the body open (see JsonArrayToLines.closed)
       }
+      this.answer.framer?.end();
       this.session.end();
       while ((await this.handle(await this.session.next())) !== 'ended');
       this.finish({
@@ -198,8 +261,13 @@ class BulkInsert {
       reported = (failure as BulkFailure).error;
     }
     const details = { ...reported.toProblem(), Processed: this.processed };
+    this.answer.settled?.(reported, this.processed);
     if (!this.headersSent) {
-      this.reply.raw.writeHead(reported.status, { 'content-type': 'application/problem+json' });
+      this.reply.raw.writeHead(reported.status, {
+        'content-type': 'application/problem+json',
+        // A RavenDB client's body may never end (JsonArrayToLines.closed): the answer closes the connection.
+        ...(this.answer.framer ? { connection: 'close' } : {}),
+      });
       this.reply.raw.end(JSON.stringify(details));
       return;
     }
@@ -215,6 +283,7 @@ class BulkInsert {
   }
 
   private write(line: BulkInsertProgress): void {
+    if (!this.answer.progressLines) return;
     if (!this.headersSent) {
       this.reply.raw.writeHead(200, { 'content-type': 'application/x-ndjson' });
       this.headersSent = true;
@@ -223,6 +292,13 @@ class BulkInsert {
   }
 
   private finish(line: BulkInsertProgress): void {
+    if (!this.answer.progressLines) {
+      // Only a completion gets here: without progress lines the headers never left, so a failure is a problem.
+      this.answer.settled?.(null, this.processed);
+      // The connection closes with the answer: the client's body was never ended, so it cannot carry another.
+      this.reply.raw.writeHead(204, { connection: 'close' }).end();
+      return;
+    }
     this.write(line);
     this.reply.raw.end();
   }

@@ -4,8 +4,12 @@ import type { FastifyInstance } from 'fastify';
 import type { RouteContext } from '../context.js';
 import { hiloReturnRoute } from './hilo.js';
 import { ravenIndexRoutes } from './indexes.js';
+import { type RavenOperations, ravenOperationRoutes } from './operations.js';
 
-export function ravenRoutes(app: FastifyInstance, context: RouteContext): void {
+export { RavenOperations } from './operations.js';
+
+export function ravenRoutes(app: FastifyInstance, context: RouteContext, operations: RavenOperations): void {
   hiloReturnRoute(app, context);
   ravenIndexRoutes(app, context);
+  ravenOperationRoutes(app, context, operations);
 }
