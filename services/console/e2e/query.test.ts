@@ -72,6 +72,28 @@ async function saved(format: 'NDJSON' | 'CSV'): Promise<string> {
 }
 
 describe('the query page', () => {
+  it('colours RQL in the editor as one types', async () => {
+    await page
+      .getByLabel(/Query \(RQL\)/)
+      .fill("from Users where Name = 'Ada' and Age > $min // adults\nlimit 10");
+    const copy = page.locator('.rql-highlight');
+    await expect(copy.locator('.rql-keyword').allTextContents()).resolves.toEqual([
+      'from',
+      'where',
+      'and',
+      'limit',
+    ]);
+    await expect(copy.locator('.rql-string').allTextContents()).resolves.toEqual(["'Ada'"]);
+    await expect(copy.locator('.rql-parameter').allTextContents()).resolves.toEqual(['$min']);
+    await expect(copy.locator('.rql-comment').allTextContents()).resolves.toEqual(['// adults']);
+    await expect(copy.locator('.rql-number').allTextContents()).resolves.toEqual(['10']);
+    // The copy is the text exactly, under the textarea the person types in (hidden from screen readers).
+    await expect(copy.textContent()).resolves.toBe(
+      "from Users where Name = 'Ada' and Age > $min // adults\nlimit 10\n",
+    );
+    await expect(copy.getAttribute('aria-hidden')).resolves.toBe('true');
+  });
+
   it('shows facets and suggestions as such', async () => {
     await run("from index 'Users/Search' select facet(City)");
     const facet = page.getByRole('table', { name: 'Facet City' });

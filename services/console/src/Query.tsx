@@ -4,6 +4,7 @@
 import { type KeyboardEvent, useState } from 'react';
 import { ApiError, call, databasePath, type QueryResult, QueryResultSchema } from './api.js';
 import { ExportResults, PlanSchema, PlanTree, specialResultsOf, TimingsChart } from './query/Extras.js';
+import { RqlEditor } from './query/RqlEditor.js';
 
 interface QueryError {
   message: string;
@@ -28,15 +29,16 @@ export function Query({ database }: { database: string }) {
   const special = ran && result ? specialResultsOf(ran.text, result.Results) : null;
 
   async function run() {
+    const query = text;
     if (parsedParameters.error !== null) return;
     setBusy(true);
     setError(null);
     try {
       const { body } = await call('POST', databasePath(database, 'queries'), QueryResultSchema, {
-        body: { Query: text, QueryParameters: parsedParameters.value, WaitForNonStaleResults: waitForIndex },
+        body: { Query: query, QueryParameters: parsedParameters.value, WaitForNonStaleResults: waitForIndex },
       });
       setResult(body);
-      setRan({ text, parameters: parsedParameters.value });
+      setRan({ text: query, parameters: parsedParameters.value });
     } catch (failure) {
       setResult(null);
       setError(
@@ -65,14 +67,11 @@ export function Query({ database }: { database: string }) {
         }}
       >
         <label htmlFor="rql">Query (RQL) — Ctrl+Enter runs it</label>
-        <textarea
-          id="rql"
-          spellCheck={false}
-          rows={6}
+        <RqlEditor
           value={text}
-          aria-invalid={error?.position ? true : undefined}
-          aria-describedby={error ? 'query-error' : undefined}
-          onChange={(event) => setText(event.target.value)}
+          invalid={error?.position != null}
+          describedBy={error ? 'query-error' : undefined}
+          onChange={setText}
           onKeyDown={onKeyDown}
         />
         {error && <QueryErrorView error={error} text={text} />}
