@@ -9,7 +9,12 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { jobQueueFile, openSqliteJobQueue } from '@rookery/jobs';
-import { type IndexStats, ROOKERY_JOB_TYPES } from '@rookery/protocol';
+import {
+  type IndexBuildProgressMessage,
+  IndexBuildRequestMessageSchema,
+  type IndexStats,
+  ROOKERY_JOB_TYPES,
+} from '@rookery/protocol';
 import { makeTempDir, spawnTs, waitForExit } from '@rookery/testkit';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -216,4 +221,61 @@ describe('built beside the tenant', () => {
     expect(await countOf(tenant, 'shop', 'even')).toBe(NOTES / 2);
     expect(await queue.list({ type: 'index-build' })).toEqual([]);
   }, 180_000);
+});
+
+describe('the host’s IndexBuildQueue', () => {
+  it('enqueues for the sending tenant, once while a build waits, and passes the job’s state on', async () => {
+    const tmp = makeTempDir('rookery-host-index-build-queue-');
+    cleanups.push(() => tmp.cleanup());
+    const queue = await openSqliteJobQueue({ file: jobQueueFile(tmp.dir), types: ROOKERY_JOB_TYPES });
+    cleanups.push(() => queue.close());
+    const builds = new IndexBuildQueue(queue, THRESHOLD, pino({ level: 'silent' }), 50);
+    cleanups.push(() => builds.close());
+    const sent: { tenantId: string; message: IndexBuildProgressMessage }[] = [];
+    const send = (tenantId: string, message: IndexBuildProgressMessage) => sent.push({ tenantId, message });
+    const request = { type: 'index-build' as const, database: 'Shop', definition: BY_WORD, build: 'b-1' };
+    await builds.request('acme', request, send);
+    // The tenant restarted and asks again (same build, as its indexer does at every start).
+    await builds.request('acme', request, send);
+    const jobs = await queue.list({ type: 'index-build' });
+    expect(jobs).toHaveLength(1);
+    expect(jobs[0]).toMatchObject({
+      tenantId: 'acme',
+      payload: { database: 'Shop', build: 'b-1', definition: BY_WORD },
+    });
+    expect(sent.at(-1)).toEqual({
+      tenantId: 'acme',
+      message: {
+        type: 'index-build-progress',
+        database: 'Shop',
+        index: BY_WORD.Name,
+        build: 'b-1',
+        state: 'queued',
+        phase: null,
+        documents: 0,
+        final: false,
+      },
+    });
+    // The job ends (cancelled here): the last report says so, and the host stops reading it.
+    await queue.cancel(jobs[0]!.id);
+    const deadline = Date.now() + 60_000;
+    while (!sent.at(-1)!.message.final && Date.now() < deadline) await sleep(20);
+    expect(sent.at(-1)!.message).toMatchObject({ state: 'cancelled', final: true });
+    const reports = sent.length;
+    await sleep(200);
+    expect(sent).toHaveLength(reports);
+  });
+
+  it('the IPC contract refuses what a job payload would refuse', () => {
+    const valid = { type: 'index-build', database: 'shop', definition: BY_WORD, build: 'b-1' };
+    expect(IndexBuildRequestMessageSchema.safeParse(valid).success).toBe(true);
+    for (const hostile of [
+      { ...valid, build: '../../other-tenant' },
+      { ...valid, build: 'x'.repeat(65) },
+      { ...valid, database: '../etc' },
+      { ...valid, tenantId: 'other-tenant' },
+      { ...valid, definition: { Name: 'X', Maps: [] } },
+    ])
+      expect(IndexBuildRequestMessageSchema.safeParse(hostile).success).toBe(false);
+  });
 });
