@@ -8,7 +8,7 @@ import { generate } from 'otplib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, personContext } from './browser.js';
-import { accessibilityViolations, DIST, shot as shotOf, signIn, watchPolicy } from './pages.js';
+import { DIST, shot, signIn, watchPolicy } from './pages.js';
 
 let stack: Stack;
 let admin: Client;
@@ -45,12 +45,6 @@ afterAll(async () => {
   await stack?.close();
 });
 
-/** A screenshot of the page, and axe-core's check of it: no serious or critical violation. */
-async function shot(name: string): Promise<void> {
-  await shotOf(page, name);
-  expect(await accessibilityViolations(page)).toEqual([]);
-}
-
 /** A code the authenticator does not show now or in the neighbouring periods. */
 async function wrongCode(): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
@@ -77,7 +71,7 @@ describe('the console in Chromium', () => {
     await expect(
       page.getByText('--format pkcs12 --password-file p12-password.txt').isVisible(),
     ).resolves.toBe(true);
-    await shot('sign-in');
+    await shot(page, 'sign-in');
 
     const code = page.getByLabel('Code from your authenticator app');
     await code.fill(await wrongCode());
@@ -113,7 +107,7 @@ describe('the console in Chromium', () => {
     // Metadata is shown apart from the body.
     await expect(editor.inputValue()).resolves.not.toContain('@metadata');
     await expect(page.getByRole('region', { name: 'Metadata' }).textContent()).resolves.toContain('Users');
-    await shot('documents');
+    await shot(page, 'documents');
 
     // Validation as one types: invalid JSON cannot be saved.
     await editor.fill('{"Name": "Ada",');
@@ -168,7 +162,7 @@ describe('the console in Chromium', () => {
     await expect(page.getByRole('figure', { name: 'On the server now' }).textContent()).resolves.toContain(
       'changed elsewhere',
     );
-    await shot('conflict');
+    await shot(page, 'conflict');
     // Nothing was overwritten by the refused save.
     expect(await stored('users/2')).toMatchObject({ Name: 'Grace Hopper (changed elsewhere)' });
 
@@ -188,7 +182,7 @@ describe('the console in Chromium', () => {
     await expect(error.textContent()).resolves.toMatch(/Line 2, column \d+:/);
     await expect(error.textContent()).resolves.toContain('InvalidQuery');
     await expect(rql.getAttribute('aria-invalid')).resolves.toBe('true');
-    await shot('query-error');
+    await shot(page, 'query-error');
 
     await rql.fill('from Users where Age > $min order by Age');
     await page.getByLabel(/Parameters/).fill('{"min": 30}');
@@ -202,7 +196,7 @@ describe('the console in Chromium', () => {
     const table = page.getByRole('table');
     await expect(table.textContent()).resolves.toContain('Ada Lovelace');
     await expect(table.textContent()).resolves.toContain('Grace Hopper');
-    await shot('query-results');
+    await shot(page, 'query-results');
     await page.getByRole('radio', { name: 'JSON' }).check();
     await expect(page.getByRole('figure', { name: 'Results as JSON' }).textContent()).resolves.toContain(
       '"Age": 46',
@@ -216,7 +210,7 @@ describe('the console in Chromium', () => {
     // One column: nothing wider than the screen.
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).toBeLessThanOrEqual(0);
-    await shot('documents-phone');
+    await shot(page, 'documents-phone');
     await page.setViewportSize({ width: 1280, height: 800 });
   });
 

@@ -13,8 +13,10 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const DIST = path.join(here, '..', 'dist');
 const SCREENSHOTS = path.join(here, 'screenshots');
 
+/** A screenshot of the page as it is, and axe-core's check of it: no serious or critical violation. */
 export async function shot(on: Page, name: string): Promise<void> {
   await on.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  expect(await accessibilityViolations(on), `accessibility of ${name}`).toEqual([]);
 }
 
 /** Collects what the browser reports about the Content-Security-Policy: the console must need nothing it forbids. */
