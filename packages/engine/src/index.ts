@@ -37,6 +37,12 @@ export {
   type TransactionRun,
 } from './mirror/backup-source.js';
 export {
+  type BuildIndexOptions,
+  buildIndexOnMirror,
+  type IndexBuildOutcome,
+  type IndexBuildProgress as MirrorIndexBuildProgress,
+} from './mirror/index-build.js';
+export {
   definitionHash,
   type IndexRestoreOutcome,
   type IndexSnapshotEntry,
@@ -45,12 +51,6 @@ export {
   indexSnapshotsForBackup,
   listIndexSnapshots,
 } from './mirror/index-snapshots.js';
-export {
-  type BuildIndexOptions,
-  buildIndexOnMirror,
-  type IndexBuildOutcome,
-  type IndexBuildProgress as MirrorIndexBuildProgress,
-} from './mirror/index-build.js';
 export { hasMirror, isDeleted } from './mirror/layout.js';
 export {
   type MirrorLogger,
