@@ -13,6 +13,7 @@ import type {
   Value,
 } from '@rookery/rql';
 import { MAX_IN_VALUES, parseRql, RqlSyntaxError } from '@rookery/rql';
+import { z } from 'zod';
 import type { FacetSpec, OrderKey, Predicate, Scalar } from './plan.js';
 
 const MILES_IN_KM = 1.609344;
@@ -277,8 +278,7 @@ export class RqlCompiler {
     if (select?.kind !== 'selectSuggest') return [];
     return select.suggestions.map((s) => {
       const field = this.operandField(s.field);
-      const options = s.options ? this.parameter(s.options.name, s.options.position) : undefined;
-      const max = typeof options === 'object' && options !== null && !Array.isArray(options) ? 5 : 5;
+      const max = s.options ? suggestPageSize(this.parameter(s.options.name, s.options.position)) : 5;
       return { field, term: this.text(s.term, 'the suggested term'), name: s.alias ?? field, max };
     });
   }
@@ -286,6 +286,37 @@ export class RqlCompiler {
   callName(call: FunctionCall): string {
     return call.name.toLowerCase();
   }
+}
+
+/** The most suggestions one `suggest()` may ask for: each is an edit-distance ranking over the vocabulary. */
+export const MAX_SUGGESTIONS = 400;
+
+/**
+ * RavenDB's SuggestionOptions as a parameter (an object, or its JSON text): only PageSize changes what
+ * Rookery answers (Accuracy, Distance and SortMode are accepted and left to the one ranking rule,
+ * suggestions.ts). Without PageSize, 5 — what the engine always asked for before options were read.
+ */
+const suggestOptionsSchema = z.looseObject({
+  PageSize: z.number().int().min(1).max(MAX_SUGGESTIONS).optional(),
+});
+
+function suggestPageSize(options: unknown): number {
+  let value = options;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      value = undefined;
+    }
+  }
+  const parsed = suggestOptionsSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new RookeryError(
+      'InvalidQuery',
+      `suggest() options must be an object such as {"PageSize": 10}, PageSize a whole number from 1 to ${MAX_SUGGESTIONS}`,
+    );
+  }
+  return parsed.data.PageSize ?? 5;
 }
 
 function facetOptions(options: unknown): { top: number; order: 'countDesc' | 'termAsc' | 'termDesc' } {
