@@ -1,0 +1,253 @@
+// pnpm bench:vs-postgres-search [--docs N] [--seed S] [--queries N] — full-text searches side by side
+// with PostgreSQL 15 in one run, on the same generated NuGet-like package versions (default 200,000):
+//
+// - Rookery: the benchmarks' map index `Packages/ByFields` (bench/nuget-indexes.ts; Query = Tags +
+//   Title + PackageId, full text), built by the indexer; IndexReader.run in process (the code the HTTP
+//   API runs).
+// - PostgreSQL: a private server (@rookery/testkit), one row per version with its id, IsPrerelease,
+//   DownloadCount, Created and the Query words as a tsvector made from exactly the tokens FTS5 makes
+//   (letters and digits, lowercased: `array_to_tsvector`, so both sides search the same words), a GIN
+//   index on the tsvector and a btree on (DownloadCount DESC, Created) — what an expert builds for
+//   "these words, not prerelease, most downloaded first, with the total" — after VACUUM ANALYZE; one
+//   prepared statement over the Unix socket:
+//   `SELECT id, count(*) OVER () FROM packages WHERE NOT is_prerelease AND body @@ $1 ORDER BY
+//   download_count DESC, created LIMIT 30`.
+//
+// The query shape is the NuGet listing page of bench:queries: `not prerelease and search(Query, …)`,
+// ordered by DownloadCount descending then Created, 30 per page, with the total.
+//
+// Cold = the first query of a term in the run on both sides: every measured query uses words never
+// queried before in the run (the 1-term and 2-term phases draw from disjoint halves of the vocabulary),
+// drawn without repetition weighted by document count (as users search), so neither Rookery's match
+// bitmaps nor PostgreSQL's shared buffers hold that term's postings from an earlier query, and the OS
+// page cache holds only what the build left. The page caches are NOT dropped (a benchmark shares this
+// machine; `echo 3 > /proc/sys/vm/drop_caches` would disturb it): both files are freshly written, so
+// both sides start from the same warm OS cache. Warm = the same queries again right after.
+//
+// Every query is checked to give the same total and the same page on both sides (the run stops
+// otherwise). Stages go to stderr; the last stdout line is one JSON object.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { generatePackages, Random } from '@rookery/datagen';
+import { startPostgres } from '@rookery/testkit';
+import pg from 'pg';
+import { Database } from '../src/database.js';
+import { DatabaseIndexer } from '../src/indexing/database-indexer.js';
+import { INDEXES_DIRECTORY, indexFileName } from '../src/indexing/index-file.js';
+import { IndexReader } from '../src/query/index-reader.js';
+import type { IndexQuery, Predicate } from '../src/query/plan.js';
+import { BY_FIELDS_INDEX } from './nuget-indexes.js';
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? fallback : Number(process.argv[i + 1]);
+};
+const DOCS = arg('docs', 200_000);
+const SEED = arg('seed', 1);
+const QUERIES = arg('queries', 200);
+const CHUNK = 5_000;
+const log = (message: string) =>
+  process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
+const round = (n: number) => Math.round(n * 1000) / 1000;
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+function summary(name: string, times: number[]): { p50: number; p99: number } {
+  const sorted = [...times].sort((a, b) => a - b);
+  const result = { p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)) };
+  log(`${name}: p50 ${result.p50} ms, p99 ${result.p99} ms (${times.length} queries)`);
+  return result;
+}
+
+/** The words FTS5's unicode61 tokenizer makes of a text (the generated data is ASCII). */
+function tokens(text: string): string[] {
+  return Array.from(text.toLowerCase().matchAll(/[\p{L}\p{N}]+/gu), (m) => m[0]);
+}
+
+async function build(dir: string, client: pg.Client): Promise<Map<string, number>> {
+  const db = Database.create(dir, 'nuget');
+  await client.query(
+    `CREATE TABLE packages (id text PRIMARY KEY, is_prerelease boolean NOT NULL,
+       download_count bigint NOT NULL, created text NOT NULL, body tsvector NOT NULL)`,
+  );
+  log(`inserting ${DOCS.toLocaleString('en')} package versions on both sides`);
+  const vocabulary = new Map<string, number>();
+  let chunk: ReturnType<typeof generatePackages> extends Iterable<infer D> ? D[] : never = [];
+  const flush = async () => {
+    await db.insertMany(
+      chunk.map(({ id, ...body }) => ({ Id: id, Document: body as unknown as Record<string, unknown> })),
+    );
+    const words = chunk.map((d) => {
+      const own = [...new Set(tokens([...d.Tags, d.Title, d.PackageId].join(' ')))];
+      for (const word of own) vocabulary.set(word, (vocabulary.get(word) ?? 0) + 1);
+      return JSON.stringify(own);
+    });
+    await client.query(
+      `INSERT INTO packages SELECT u.id, u.pre, u.dl, u.created,
+         array_to_tsvector(ARRAY(SELECT json_array_elements_text(u.words::json)))
+       FROM unnest($1::text[], $2::boolean[], $3::bigint[], $4::text[], $5::text[])
+         AS u(id, pre, dl, created, words)`,
+      [
+        chunk.map((d) => d.id.toLowerCase()),
+        chunk.map((d) => d.IsPrerelease),
+        chunk.map((d) => d.DownloadCount),
+        chunk.map((d) => d.Created),
+        words,
+      ],
+    );
+    chunk = [];
+  };
+  for (const doc of generatePackages({ seed: SEED, packageVersions: DOCS })) {
+    chunk.push(doc);
+    if (chunk.length === CHUNK) await flush();
+  }
+  if (chunk.length > 0) await flush();
+  await db.close();
+  let started = performance.now();
+  await client.query('CREATE INDEX packages_body ON packages USING gin (body)');
+  await client.query('CREATE INDEX packages_listing ON packages (download_count DESC, created)');
+  await client.query('VACUUM ANALYZE packages');
+  log(`postgres indexes built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  started = performance.now();
+  const indexer = new DatabaseIndexer(dir);
+  indexer.put(BY_FIELDS_INDEX);
+  indexer.runUntilIdle();
+  indexer.close();
+  log(`rookery index built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return vocabulary;
+}
+
+/**
+ * `count` distinct words drawn by document count without repetition, from words in at least
+ * `minDocs` documents, and not in `used`: each is queried for the first time in the run.
+ */
+function drawTerms(vocabulary: Map<string, number>, count: number, used: Set<string>, rng: Random): string[] {
+  const pool = [...vocabulary].filter(([word, docs]) => docs >= 20 && !used.has(word));
+  const picked: string[] = [];
+  let total = pool.reduce((sum, [, docs]) => sum + docs, 0);
+  while (picked.length < count && pool.length > 0) {
+    let pick = rng.float() * total;
+    let at = pool.length - 1;
+    for (let i = 0; i < pool.length; i++) {
+      pick -= pool[i]![1];
+      if (pick <= 0) {
+        at = i;
+        break;
+      }
+    }
+    const [word, docs] = pool.splice(at, 1)[0]!;
+    total -= docs;
+    picked.push(word);
+    used.add(word);
+  }
+  return picked;
+}
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rookery-bench-search-'));
+  const server = await startPostgres();
+  const client = new pg.Client({ host: server.socketDir, port: server.port, user: 'postgres' });
+  try {
+    await client.connect();
+    const vocabulary = await build(dir, client);
+    const reader = new IndexReader(path.join(dir, INDEXES_DIRECTORY, indexFileName(BY_FIELDS_INDEX.Name)));
+    const notPrerelease: Predicate = { kind: 'compare', field: 'IsPrerelease', op: '=', value: false };
+    const listing = (words: string[]): IndexQuery => ({
+      where: {
+        kind: 'and',
+        children: [
+          notPrerelease,
+          { kind: 'search', field: 'Query', terms: words.join(' '), operator: 'and' },
+        ],
+      },
+      orderBy: [
+        { kind: 'field', field: 'DownloadCount', descending: true },
+        { kind: 'field', field: 'Created', descending: false },
+      ],
+      skip: 0,
+      take: 30,
+    });
+    const statement = {
+      name: 'search',
+      text: `SELECT id, count(*) OVER () AS total FROM packages WHERE NOT is_prerelease AND body @@ $1::tsquery
+             ORDER BY download_count DESC, created LIMIT 30`,
+    };
+    const plan = await client.query(`EXPLAIN ${statement.text.replace('$1::tsquery', "'json'::tsquery")}`);
+    log(`postgres plan: ${plan.rows.map((r: Record<string, string>) => Object.values(r)[0]).join(' | ')}`);
+    // The listing filter itself is warm on both sides: only the words are new.
+    reader.run({ ...listing([]), where: notPrerelease });
+    await client.query('SELECT count(*) FROM packages WHERE NOT is_prerelease');
+
+    const rng = new Random(SEED + 11);
+    const used = new Set<string>();
+    const single = drawTerms(vocabulary, QUERIES, used, rng).map((w) => [w]);
+    const pairPool = drawTerms(vocabulary, QUERIES * 2, used, rng);
+    const pairs = single.map((_, i) => [pairPool[2 * i]!, pairPool[2 * i + 1]!]);
+    log(`${single.length} single words (e.g. ${single.slice(0, 5).join(', ')}), ${pairs.length} pairs`);
+
+    const run = async (words: string[][], label: string) => {
+      const ours: number[] = [];
+      const theirs: number[] = [];
+      let matches = 0;
+      for (const query of words) {
+        // Alternate who goes first, so neither side always finds the other's reads in the OS cache.
+        const order = ours.length % 2 === 0 ? ['rookery', 'postgres'] : ['postgres', 'rookery'];
+        let page: { total: number; ids: string[] } | null = null;
+        let other: { total: number; ids: string[] } | null = null;
+        for (const side of order) {
+          const started = performance.now();
+          if (side === 'rookery') {
+            const result = reader.run(listing(query));
+            ours.push(performance.now() - started);
+            page = { total: result.total, ids: result.entries.map((e) => (e.docId ?? '').toLowerCase()) };
+          } else {
+            const tsquery = query.map((w) => `'${w}'`).join(' & ');
+            const result = await client.query<{ id: string; total: string }>({
+              ...statement,
+              values: [tsquery],
+            });
+            theirs.push(performance.now() - started);
+            other = { total: Number(result.rows[0]?.total ?? 0), ids: result.rows.map((r) => r.id) };
+          }
+        }
+        if (page!.total !== other!.total || JSON.stringify(page!.ids) !== JSON.stringify(other!.ids)) {
+          throw new Error(
+            `${label} ${query.join(' ')}: rookery ${page!.total} ${page!.ids.slice(0, 3)}, postgres ${other!.total} ${other!.ids.slice(0, 3)}`,
+          );
+        }
+        matches += page!.total;
+      }
+      log(`${label}: ${Math.round(matches / words.length)} matches on average`);
+      return { rookery: summary(`${label} rookery`, ours), postgres: summary(`${label} postgres`, theirs) };
+    };
+    const cold1 = await run(single, '1 term cold');
+    const cold2 = await run(pairs, '2 terms cold');
+    const warm1 = await run(single, '1 term warm');
+    const warm2 = await run(pairs, '2 terms warm');
+    reader.close();
+    const line: Record<string, number | string> = {
+      bench: 'vs-postgres-search',
+      docs: DOCS,
+      queries: QUERIES,
+    };
+    for (const [name, figures] of Object.entries({ cold1, cold2, warm1, warm2 })) {
+      const key = name.replace(/(\d)$/, (_, n) => `_${n}term${n === '1' ? '' : 's'}`);
+      line[`rookery_${key}_p50_ms`] = figures.rookery.p50;
+      line[`rookery_${key}_p99_ms`] = figures.rookery.p99;
+      line[`postgres_${key}_p50_ms`] = figures.postgres.p50;
+      line[`postgres_${key}_p99_ms`] = figures.postgres.p99;
+      line[`ratio_${key}_p50`] = round(figures.postgres.p50 / figures.rookery.p50);
+      line[`ratio_${key}_p99`] = round(figures.postgres.p99 / figures.rookery.p99);
+    }
+    process.stdout.write(`${JSON.stringify(line)}\n`);
+  } finally {
+    await client.end().catch(() => undefined);
+    await server.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
