@@ -1,7 +1,7 @@
 // The Tenant page in headless Chromium against the real stack (as console.test.ts): usage charts, a
 // certificate issued (the PKCS#12 downloaded) and revoked, two-factor enrolment's QR code, a backup and a
 // restore queued with their jobs listed; a person who is not a tenant admin has no Tenant page and the
-// control API refuses them all the same. No worker runs in this stack, so the jobs stay queued here.
+// control API refuses them all the same; an operator picks the tenant the pages act on. No worker runs in this stack, so the jobs stay queued here.
 import fs from 'node:fs';
 import { type Client, type Stack, startStack } from '@rookery/gateway/testing';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -126,5 +126,45 @@ describe('a person who is not a tenant admin', () => {
     } finally {
       await readerContext.close();
     }
+  });
+});
+
+describe('an operator', () => {
+  it('picks a tenant, works in it through /tenants/{id}/… paths, then picks another', async () => {
+    await stack.store.createTenant({ id: 'zeta', name: 'Zeta' });
+    const operator = await stack.person('Olga Operator', null, { kind: 'operator' });
+    const operatorContext = await personContext(browser, stack.gateway.url, operator.client);
+    try {
+      const on = await operatorContext.newPage();
+      watchPolicy(on, policyViolations);
+      await on.goto(stack.gateway.url);
+      await signIn(on, operator.secret);
+      const tenant = on.getByRole('combobox', { name: /^Tenant/ });
+      await expect(tenant.inputValue()).resolves.toBe('acme');
+      await expect(on.getByRole('combobox', { name: /^Database/ }).inputValue()).resolves.toBe('shop');
+
+      // acme's indexes, with the changes feed opened under /tenants/acme/…
+      await on.getByRole('link', { name: 'Indexes' }).click();
+      await on.getByText('Live: progress updates as the indexer works.').waitFor();
+      // acme's control plane: its principals.
+      await on.getByRole('link', { name: 'Tenant' }).click();
+      await on.getByRole('article', { name: /^Bob Builder/ }).waitFor();
+      await shot(on, 'tenant-operator');
+
+      await tenant.selectOption('zeta');
+      // zeta's own workspace: no database, and none of acme's principals.
+      await on.getByRole('link', { name: 'Documents' }).click();
+      await on.getByText('This tenant has no database yet', { exact: false }).waitFor();
+      await on.getByRole('link', { name: 'Tenant' }).click();
+      await on.getByRole('heading', { name: 'Principals and certificates' }).waitFor();
+      await expect(on.getByRole('article', { name: /^Bob Builder/ }).count()).resolves.toBe(0);
+      await expect(on.getByRole('alert').count()).resolves.toBe(0);
+      // Without a tenant in the path the gateway cannot tell which: the console always names it.
+      const bare = await on.evaluate<number>("fetch('/databases').then((r) => r.status)");
+      expect(bare).toBe(400);
+    } finally {
+      await operatorContext.close();
+    }
+    expect(policyViolations).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 // The console's frame: who is signed in (GET /auth/session), the sign-in page until a two-factor session
 // is open, then the database picker and the pages. Pages are chosen by the URL's hash (#documents,
 // #query, #indexes, #tenant), so the gateway serves one page, `/`, and the browser's back button still works.
-import { useCallback, useEffect, useState } from 'react';
+import { type ReactNode, useCallback, useEffect, useState } from 'react';
 import {
   ApiError,
   call,
@@ -10,6 +10,9 @@ import {
   type Session,
   SessionSchema,
   setCsrfToken,
+  setTenantScope,
+  TenantsSchema,
+  tenantPath,
 } from './api.js';
 import { Documents } from './Documents.js';
 import { Indexes } from './indexes/Indexes.js';
@@ -79,12 +82,13 @@ export function App() {
 
 function SignedIn({ session, onSignOut }: { session: Session; onSignOut: () => Promise<void> }) {
   const [page, setPage] = useState<Page>(pageOfHash);
-  const [databases, setDatabases] = useState<string[]>([]);
-  const [database, setDatabase] = useState('');
+  const operator = session.Principal.Role.kind === 'operator';
+  const [tenants, setTenants] = useState<string[]>([]);
+  const [tenant, setTenant] = useState<string | null>(null);
   const [error, setError] = useState('');
-  const writable = canWrite(session.Principal.Role, database);
-  // The control API answers tenant admins only (operators would need /control/tenants/{id}/…: not yet).
-  const admin = session.Principal.Role.kind === 'tenant-admin';
+  // An operator's pages act on the tenant picked here. Set while rendering, not in an effect: the pages'
+  // own effects (which fetch) run before this component's, and must already build that tenant's paths.
+  setTenantScope(operator ? tenant : null);
 
   useEffect(() => {
     const onHash = () => setPage(pageOfHash());
@@ -93,7 +97,58 @@ function SignedIn({ session, onSignOut }: { session: Session; onSignOut: () => P
   }, []);
 
   useEffect(() => {
-    call('GET', '/databases', DatabasesSchema).then(
+    if (!operator) return;
+    call('GET', '/control/tenants', TenantsSchema).then(
+      ({ body }) => {
+        const ids = body.tenants.map((t) => t.id);
+        setTenants(ids);
+        setTenant((current) => current ?? ids[0] ?? null);
+      },
+      (failure: Error) => setError(failure.message),
+    );
+  }, [operator]);
+
+  const picker = operator && (
+    <label className="database">
+      Tenant{' '}
+      <select value={tenant ?? ''} onChange={(event) => setTenant(event.target.value)}>
+        {tenants.map((id) => (
+          <option key={id} value={id}>
+            {id}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+  if (operator && tenant === null) {
+    return (
+      <main className="centered">
+        <h1>Rookery</h1>
+        {error ? <p role="alert">{error}</p> : <p>Loading the tenants…</p>}
+      </main>
+    );
+  }
+  return <Workspace key={tenant ?? ''} session={session} page={page} picker={picker} onSignOut={onSignOut} />;
+}
+
+/** The header and the pages of one tenant (an operator's pick, or the principal's own). */
+function Workspace(props: {
+  session: Session;
+  page: Page;
+  picker: ReactNode;
+  onSignOut: () => Promise<void>;
+}) {
+  const { session, page } = props;
+  const [databases, setDatabases] = useState<string[]>([]);
+  const [database, setDatabase] = useState('');
+  const [error, setError] = useState('');
+  const role = session.Principal.Role;
+  const writable = canWrite(role, database);
+  // The control API answers tenant admins, and operators for the tenant they picked.
+  const admin = role.kind === 'tenant-admin' || role.kind === 'operator';
+
+  useEffect(() => {
+    call('GET', tenantPath('databases'), DatabasesSchema).then(
       ({ body }) => {
         setDatabases(body.Databases);
         setDatabase((current) => current || body.Databases[0] || '');
@@ -113,6 +168,7 @@ function SignedIn({ session, onSignOut }: { session: Session; onSignOut: () => P
             </a>
           ))}
         </nav>
+        {props.picker}
         <label className="database">
           Database{' '}
           <select value={database} onChange={(event) => setDatabase(event.target.value)}>
@@ -126,13 +182,13 @@ function SignedIn({ session, onSignOut }: { session: Session; onSignOut: () => P
         <span className="who">
           {session.Principal.Name} ({session.Principal.TenantId ?? 'operator'})
         </span>
-        <button type="button" onClick={() => void onSignOut()}>
+        <button type="button" onClick={() => void props.onSignOut()}>
           Sign out
         </button>
       </header>
       <main>
         {error && <p role="alert">{error}</p>}
-        {database === '' && !error && (
+        {database === '' && !error && page !== 'tenant' && (
           <p>This tenant has no database yet: create one with PUT /admin/databases.</p>
         )}
         {database !== '' && page === 'documents' && (

@@ -129,6 +129,8 @@ export const OpenedSchema = z.object({
 export const NothingSchema = z.unknown();
 
 export const DatabasesSchema = z.looseObject({ Databases: z.array(z.string()) });
+/** GET /control/tenants (operators). */
+export const TenantsSchema = z.looseObject({ tenants: z.array(z.looseObject({ id: z.string() })) });
 
 export const StatsSchema = z.looseObject({
   CountOfDocuments: z.number(),
@@ -160,9 +162,36 @@ export const QueryResultSchema = z.looseObject({
 });
 export type QueryResult = z.infer<typeof QueryResultSchema>;
 
+// The tenant the pages act on when the principal is an operator (who reaches every tenant, so the gateway
+// needs it named in the path: /tenants/{id}/…, /control/tenants/{id}/…); null for everyone else, whose
+// certificate names its tenant. Set before the pages mount, as the CSRF token is.
+let tenantScope: string | null = null;
+
+export function setTenantScope(tenantId: string | null): void {
+  tenantScope = tenantId;
+}
+
+/** A tenant data-plane path (`databases`, `databases/shop/…`), under /tenants/{id} for an operator. */
+export function tenantPath(rest: string): string {
+  return tenantScope === null ? `/${rest}` : `/tenants/${encodeURIComponent(tenantScope)}/${rest}`;
+}
+
+/** A control-plane path of the tenant (`principals`, `jobs`, …), under /control/tenants/{id} for an operator. */
+export function controlPath(rest: string): string {
+  return tenantScope === null
+    ? `/control/${rest}`
+    : `/control/tenants/${encodeURIComponent(tenantScope)}/${rest}`;
+}
+
+/** The tenant's usage path: an operator names the tenant as a parameter. */
+export function usagePath(from: number, to: number): string {
+  const tenant = tenantScope === null ? '' : `&tenant=${encodeURIComponent(tenantScope)}`;
+  return `/usage?from=${from}&to=${to}${tenant}`;
+}
+
 /** A database's paths through the gateway (names are percent-encoded: `a/b` stays one segment). */
 export function databasePath(database: string, rest: string): string {
-  return `/databases/${encodeURIComponent(database)}/${rest}`;
+  return tenantPath(`databases/${encodeURIComponent(database)}/${rest}`);
 }
 
 /** A document's body and its metadata, apart: the editor shows one and the other separately. */

@@ -2,7 +2,7 @@
 // /control/restores queue jobs the worker fleet runs), and the tenant's jobs with their state and
 // progress, read again every two seconds while one is queued or running (the control API has no feed).
 import { useCallback, useEffect, useState } from 'react';
-import { call, describeError } from '../api.js';
+import { call, controlPath, describeError } from '../api.js';
 import { type Job, JobSchema, JobsSchema } from './schemas.js';
 
 const POLL_MS = 2_000;
@@ -14,7 +14,7 @@ export function Backups({ database }: { database: string }) {
   const [notice, setNotice] = useState('');
 
   const reload = useCallback(async () => {
-    const { body } = await call('GET', '/control/jobs?limit=20', JobsSchema);
+    const { body } = await call('GET', controlPath('jobs?limit=20'), JobsSchema);
     setJobs(body.jobs);
   }, []);
 
@@ -50,14 +50,14 @@ export function Backups({ database }: { database: string }) {
       {notice && <p className="ok">{notice}</p>}
       <button
         type="button"
-        onClick={() => void start('/control/backups', { database }, `Backup of ${database}`)}
+        onClick={() => void start(controlPath('backups'), { database }, `Backup of ${database}`)}
       >
         Back up {database}
       </button>
       <form
         onSubmit={(event) => {
           event.preventDefault();
-          void start('/control/restores', { database, targetDatabase: target }, `Restore into ${target}`);
+          void start(controlPath('restores'), { database, targetDatabase: target }, `Restore into ${target}`);
         }}
       >
         <label htmlFor="restore-target">

@@ -3,7 +3,7 @@
 // two-factor enrolment, whose QR code the admin shows the person once (the secret is answered once too).
 import QRCode from 'qrcode';
 import { useCallback, useEffect, useState } from 'react';
-import { call, describeError } from '../api.js';
+import { call, controlPath, describeError } from '../api.js';
 import {
   type Certificate,
   CertificatesSchema,
@@ -19,7 +19,7 @@ export function Principals() {
   const [failure, setFailure] = useState('');
 
   useEffect(() => {
-    call('GET', '/control/principals', PrincipalsSchema).then(
+    call('GET', controlPath('principals'), PrincipalsSchema).then(
       ({ body }) => setPrincipals(body.principals),
       (error: unknown) => setFailure(describeError(error)),
     );
@@ -46,7 +46,7 @@ function PrincipalCard({ principal }: { principal: Principal }) {
   const [download, setDownload] = useState<{ url: string; serial: string } | null>(null);
   const [enrolment, setEnrolment] = useState<{ secret: string; qr: string } | null>(null);
   const [failure, setFailure] = useState('');
-  const base = `/control/principals/${encodeURIComponent(principal.id)}`;
+  const base = controlPath(`principals/${encodeURIComponent(principal.id)}`);
 
   const reload = useCallback(async () => {
     const { body } = await call('GET', `${base}/certificates`, CertificatesSchema);
@@ -83,7 +83,7 @@ function PrincipalCard({ principal }: { principal: Principal }) {
 
   const revoke = (serial: string) =>
     act(async () => {
-      await call('POST', `/control/certificates/${encodeURIComponent(serial)}/revoke`, RevokedSchema);
+      await call('POST', controlPath(`certificates/${encodeURIComponent(serial)}/revoke`), RevokedSchema);
       await reload();
     });
 

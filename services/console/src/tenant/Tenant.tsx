@@ -1,7 +1,7 @@
 // The tenant page, for tenant admins (the control API answers only them): usage per minute over the last
 // hour, principals and certificates, two-factor enrolment, backups and restores of the current database.
 import { useEffect, useState } from 'react';
-import { call, describeError } from '../api.js';
+import { call, describeError, usagePath } from '../api.js';
 import { Backups } from './Backups.js';
 import { Principals } from './Principals.js';
 import { type UsageMinute, UsageSchema } from './schemas.js';
@@ -27,7 +27,7 @@ export function Tenant({ database }: { database: string }) {
 
   useEffect(() => {
     const to = Date.now();
-    call('GET', `/usage?from=${to - HOUR_MS}&to=${to}`, UsageSchema).then(
+    call('GET', usagePath(to - HOUR_MS, to), UsageSchema).then(
       ({ body }) => setMinutes(lastHour(body.Minutes, to)),
       (error: unknown) => setFailure(describeError(error)),
     );

@@ -54,8 +54,11 @@ export interface Stack {
    * loaded machine can lose; a test whose first request is not about waking waits for this instead.
    */
   running(tenantId: string): Promise<void>;
-  /** A person of `tenantId` (a tenant admin unless `role` says otherwise), with an enrolled authenticator and no two-factor session yet. */
-  person(name: string, tenantId: string, role?: Role): Promise<{ client: Client; secret: string }>;
+  /**
+   * A person of `tenantId` (a tenant admin unless `role` says otherwise; null with `{ kind: 'operator' }`:
+   * an operator), with an enrolled authenticator and no two-factor session yet.
+   */
+  person(name: string, tenantId: string | null, role?: Role): Promise<{ client: Client; secret: string }>;
   /** A connection with a certificate issued elsewhere (e.g. through the control API). */
   connect(pems: { certPem: string; keyPem: string }): Connection;
   close(): Promise<void>;
