@@ -19,6 +19,11 @@ export const ErrorCodes = {
   IndexNotFound: 404,
   /** A RavenDB operation id this tenant process does not know (routes/ravendb/operations.ts). */
   OperationNotFound: 404,
+  /**
+   * RavenDB's TCP protocol (its subscription worker, `GET /info/remote-task/tcp`): not served; Rookery's
+   * subscriptions are consumed over its WebSocket (docs/ravendb-compatibility.md).
+   */
+  RavenTcpNotSupported: 501,
   /** A PUT of an index beyond the per-database index count (ROOKERY_INDEX_MAX_PER_DATABASE). */
   TooManyIndexes: 409,
   /** A JavaScript index that does not fit the tenant's sandbox memory budget (ROOKERY_INDEX_SANDBOX_BUDGET_MB). */
@@ -145,6 +150,7 @@ const TITLES: Record<ErrorCode, string> = {
   InvalidIndexDefinition: 'Invalid index definition',
   IndexNotFound: 'Index not found',
   OperationNotFound: 'Operation not found',
+  RavenTcpNotSupported: "RavenDB's TCP protocol is not supported",
   TooManyIndexes: 'Too many indexes',
   IndexBuildFailed: 'Index build failed',
   IndexSandboxBudgetExceeded: 'Index sandbox memory budget exhausted',

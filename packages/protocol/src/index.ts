@@ -17,6 +17,8 @@ export * from './lifecycle.js';
 export * from './live.js';
 export * from './queries.js';
 export * from './ravendb.js';
+export * from './ravendb-databases.js';
 export * from './ravendb-indexes.js';
+export * from './ravendb-subscriptions.js';
 export * from './relay.js';
 export * from './tenant-id.js';

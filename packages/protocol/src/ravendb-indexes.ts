@@ -108,3 +108,46 @@ export function fromRavenIndexDefinition(raven: RavenIndexDefinition): IndexDefi
     );
   return parsed.data;
 }
+
+/**
+ * One of Rookery's index definitions as RavenDB's GetIndexesOperation reads it. JavaScript maps go out as they
+ * came in; declarative maps (Rookery's own, and automatic indexes), which RavenDB has no text for, go out as
+ * their JSON. Settings Rookery does not have answer RavenDB's defaults.
+ */
+export function toRavenIndexDefinition(definition: IndexDefinition): Record<string, unknown> {
+  const javascript = typeof definition.Maps[0] === 'string';
+  const auto = definition.Name.toLowerCase().startsWith('auto/');
+  const reduce = definition.Reduce;
+  const fields: Record<string, Record<string, unknown>> = {};
+  for (const [field, options] of Object.entries(definition.Fields ?? {})) {
+    fields[field] = {
+      Indexing: options.Indexing ?? null,
+      Suggestions: options.Suggestions ?? null,
+      Storage: null,
+      TermVector: null,
+      Spatial: null,
+      Analyzer: null,
+    };
+  }
+  return {
+    Name: definition.Name,
+    Maps: definition.Maps.map((map) => (typeof map === 'string' ? map : JSON.stringify(map))),
+    Reduce: reduce === undefined ? null : typeof reduce === 'string' ? reduce : JSON.stringify(reduce),
+    Fields: fields,
+    Type: auto
+      ? reduce === undefined
+        ? 'AutoMap'
+        : 'AutoMapReduce'
+      : `${javascript ? 'JavaScript' : ''}${reduce === undefined ? 'Map' : 'MapReduce'}`,
+    SourceType: 'Documents',
+    LockMode: 'Unlock',
+    Priority: 'Normal',
+    State: 'Normal',
+    ArchivedDataProcessingBehavior: definition.IncludeArchived ? 'IncludeArchived' : 'ExcludeArchived',
+    Configuration: {},
+    AdditionalSources: {},
+    AdditionalAssemblies: [],
+    OutputReduceToCollection: null,
+    DeploymentMode: null,
+  };
+}

@@ -57,6 +57,8 @@ const RAVEN_EXCEPTION_TYPES: Partial<Record<ErrorCode, string>> = {
   CollectionChangeNotAllowed: 'Raven.Client.Exceptions.Documents.DocumentCollectionMismatchException',
   SubscriptionNotFound: 'Raven.Client.Exceptions.Documents.Subscriptions.SubscriptionDoesNotExistException',
   SubscriptionInUse: 'Raven.Client.Exceptions.Documents.Subscriptions.SubscriptionInUseException',
+  // The subscription worker stops on this type (others it retries for ever): it is told once, and why.
+  RavenTcpNotSupported: 'Raven.Client.Exceptions.Documents.Subscriptions.SubscriptionInvalidStateException',
   StorageQuotaExceeded: 'Raven.Client.Exceptions.QuotaException',
   CertificateRequired: 'Raven.Client.Exceptions.Security.AuthenticationException',
   CertificateNotRecognised: 'Raven.Client.Exceptions.Security.AuthenticationException',

@@ -6,7 +6,8 @@
 // The proxy streams request bodies, so the name in a PUT's body never passes
 // through the gateway: after a creation the host lists the tenant's databases
 // from its files and every one the store lacks is recorded (which also heals
-// records missed before). A deletion names its database in the query string.
+// records missed before). A deletion names its database in the query string, or (RavenDB's
+// DeleteDatabasesOperation) in its body: then every record the host no longer has a database for goes.
 import type { ControlStore } from '@rookery/control-store';
 import { DatabaseNameSchema, isRookeryError } from '@rookery/protocol';
 import type { Logger } from 'pino';
@@ -35,8 +36,10 @@ export class DatabaseRecords {
     let record: (() => Promise<void>) | null = null;
     if (method === 'PUT' && status === 201) record = () => this.recordCreated(tenantId);
     if (method === 'DELETE' && status >= 200 && status < 300) {
-      const name = DatabaseNameSchema.safeParse(new URLSearchParams(query).get('name'));
+      const named = new URLSearchParams(query).get('name');
+      const name = DatabaseNameSchema.safeParse(named);
       if (name.success) record = () => this.recordDeleted(tenantId, name.data);
+      else if (named === null) record = () => this.recordDeletedByHost(tenantId);
     }
     if (!record) return;
     const next = (this.running.get(tenantId) ?? Promise.resolve()).then(record).catch((error: unknown) => {
@@ -66,6 +69,15 @@ export class DatabaseRecords {
     for (const name of stored.readable) {
       if (recorded.has(name.toLowerCase())) continue;
       await this.store.createDatabase(tenantId, name).catch(ignore('DatabaseAlreadyExists'));
+    }
+  }
+
+  /** Drops the records of databases the host no longer has (those it could not read stay recorded). */
+  private async recordDeletedByHost(tenantId: string): Promise<void> {
+    const stored = await this.hosts.databasesOf(tenantId);
+    const present = new Set([...stored.readable, ...stored.unreadable].map((name) => name.toLowerCase()));
+    for (const { name } of await this.store.listDatabases(tenantId)) {
+      if (!present.has(name.toLowerCase())) await this.recordDeleted(tenantId, name);
     }
   }
 

@@ -35,6 +35,7 @@ import { GatewayMetrics } from './metrics.js';
 import { PrincipalDirectory, type Resolved } from './principals.js';
 import { type ProxyOutcome, proxyToTenant, TenantUnreachable } from './proxy.js';
 import { RateLimiter } from './rate-limiter.js';
+import { RAVEN_TCP_INFO, ravenTcpNotSupported } from './ravendb-tcp.js';
 import { gatewayError, sendProblem, unexpectedFailure } from './refusal.js';
 import { readBody } from './request-body.js';
 import { classifyTenantRoute, isControlPath, type TenantRoute } from './route-access.js';
@@ -247,6 +248,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     }
     if (isControlPath(path)) return serveControl(request, response, principal, requestId);
 
+    if (path === RAVEN_TCP_INFO) throw ravenTcpNotSupported(url);
     const route = classifyTenantRoute(request.method ?? 'GET', url);
     if (!route) throw gatewayError('RouteNotFound', `There is no route ${request.method} ${path}.`);
     const tenant = await admission.admit(principal, route);

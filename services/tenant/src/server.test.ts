@@ -324,10 +324,11 @@ describe('bad input gets a 4xx with a code and leaves data intact', () => {
       ],
       ['bad HiLo tag', () => call('GET', '/databases/shop/hilo/next?tag=a/b'), 400, 'InvalidRequest'],
       [
-        'bulk insert as JSON',
+        // JSON is RavenDB's bulk insert, one array of commands (routes/ravendb/bulk-array.ts): an object is not.
+        'bulk insert as JSON, not an array',
         () => call('POST', '/databases/shop/bulk_insert', { Id: 'a' }),
-        415,
-        'UnsupportedMediaType',
+        400,
+        'InvalidJson',
       ],
       ['unknown route', () => call('GET', '/nothing-here'), 404, 'RouteNotFound'],
     ];

@@ -1,5 +1,5 @@
 import { assertNestingWithin, MAX_JSON_DEPTH, REQUEST_ENVELOPE_DEPTH } from '@rookery/protocol';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 /**
  * JSON request bodies are parsed as before (fastify's parser, refusing `__proto__` and `constructor`
@@ -8,9 +8,14 @@ import type { FastifyInstance } from 'fastify';
  * it (merge patches, zod, JSON.stringify) is recursive, and a body 5,000 levels deep used to end in a 500.
  */
 export function limitJsonNesting(app: FastifyInstance): void {
-  const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(app));
+}
+
+/** The parser limitJsonNesting installs, for a route that must also read JSON sent without its media type. */
+export function jsonBodyParser(app: FastifyInstance): ContentTypeParserFunction {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  return (request, body, done) => {
     parse(request, body as string, (error, value) => {
       if (error) return done(error, undefined);
       try {
@@ -20,5 +25,11 @@ export function limitJsonNesting(app: FastifyInstance): void {
       }
       done(null, value);
     });
-  });
+  };
 }
+
+type ContentTypeParserFunction = (
+  request: FastifyRequest,
+  body: string | Buffer,
+  done: (error: Error | null, value?: unknown) => void,
+) => void;

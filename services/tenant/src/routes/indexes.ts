@@ -3,8 +3,10 @@ import {
   IndexDefinitionSchema,
   IndexNameSchema,
   type IndexStats,
+  isRavenClient,
   isRavenPutIndexes,
   RookeryError,
+  toRavenIndexDefinition,
 } from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -44,10 +46,10 @@ export function indexRoutes(app: FastifyInstance, context: RouteContext): void {
     const page = queries.indexes
       .definitions()
       .slice(start, pageSize === undefined ? undefined : start + pageSize);
-    return {
-      Results:
-        namesOnly === 'true' ? page.map((d) => d.Name) : page.map((d) => statsOf(context, queries, d.Name)),
-    };
+    if (namesOnly === 'true') return { Results: page.map((d) => d.Name) };
+    // RavenDB's GetIndexesOperation reads definitions here; Rookery's clients read stats.
+    if (isRavenClient(request.headers)) return { Results: page.map(toRavenIndexDefinition) };
+    return { Results: page.map((d) => statsOf(context, queries, d.Name)) };
   });
 
   app.get('/databases/:db/indexes/stats', async (request) => {

@@ -1,6 +1,9 @@
 import type { Database, SubscriptionRecord } from '@rookery/engine';
 import {
+  fromRavenSubscription,
+  isRavenClient,
   LiveCloseCodes,
+  RavenSubscriptionCreateSchema,
   RookeryError,
   SubscriptionConnectQuerySchema,
   SubscriptionCreateSchema,
@@ -9,12 +12,18 @@ import {
 } from '@rookery/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { jsonBodyParser } from '../http/json-body.js';
 import { SubscriptionConnection } from '../subscriptions/connection.js';
 import type { SubscriptionRegistry } from '../subscriptions/registry.js';
 import { databaseOf, parseWith, type RouteContext } from './context.js';
 
 const DEFAULT_BATCH_SIZE = 256;
 const NameParamsSchema = z.object({ db: z.string(), name: SubscriptionNameSchema });
+/** Paging of the list, as RavenDB's GetSubscriptionsOperation sends it (every subscription by default). */
+const ListQuerySchema = z.object({
+  start: z.coerce.number().int().min(0).default(0),
+  pageSize: z.coerce.number().int().min(1).optional(),
+});
 
 /**
  * Subscriptions over HTTP (docs/live-data.md): `PUT /databases/{db}/subscriptions` (201, 409
@@ -37,21 +46,54 @@ export function subscriptionRoutes(
     Connected: registry.isConnected(db.name, record.name),
   });
 
-  app.put('/databases/:db/subscriptions', async (request, reply) => {
-    const body = parseWith(SubscriptionCreateSchema, request.body, 'subscription');
-    const db = databaseOf(context, request);
-    const record = await db.createSubscription({
-      name: body.Name,
-      query: body.Query,
-      parameters: body.QueryParameters,
-      startFrom: body.StartFrom ?? 'Beginning',
+  // RavenDB's clients create a subscription without setting a Content-Type, so that fetch sends its default for
+  // a string body, `text/plain;charset=UTF-8`: this route alone (its own scope) reads a body of no media type
+  // or of text/plain as JSON; any other media type stays a 415.
+  app.register(async (scope) => {
+    const json = jsonBodyParser(scope);
+    scope.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
+      const type = request.headers['content-type'];
+      if (type !== undefined && !/^text\/plain\s*(;|$)/i.test(type)) {
+        return done(
+          new RookeryError(
+            'UnsupportedMediaType',
+            'A subscription is JSON: send "Content-Type: application/json" (or no Content-Type)',
+          ),
+        );
+      }
+      json(request, body, done);
     });
-    return reply.code(201).send(stateOf(db, record));
+
+    scope.put('/databases/:db/subscriptions', async (request, reply) => {
+      // RavenDB's SubscriptionCreationOptions for its clients (protocol's ravendb-subscriptions.ts), Rookery's otherwise.
+      const raven = isRavenClient(request.headers);
+      const body = raven
+        ? fromRavenSubscription(parseWith(RavenSubscriptionCreateSchema, request.body, 'subscription'))
+        : parseWith(SubscriptionCreateSchema, request.body, 'subscription');
+      const db = databaseOf(context, request);
+      const record = await db.createSubscription({
+        name: body.Name,
+        query: body.Query,
+        parameters: body.QueryParameters,
+        startFrom: body.StartFrom ?? 'Beginning',
+      });
+      const state = stateOf(db, record);
+      // RaftCommandIndex: what RavenDB's CreateSubscriptionResult carries beside the name (no Raft log here).
+      return reply.code(201).send(raven ? { ...state, RaftCommandIndex: 0 } : state);
+    });
   });
 
   app.get('/databases/:db/subscriptions', async (request) => {
     const db = databaseOf(context, request);
-    return { Results: db.subscriptions().map((record) => stateOf(db, record)) };
+    const { start, pageSize } = parseWith(ListQuerySchema, request.query, 'query string');
+    const page = db
+      .subscriptions()
+      .slice(start, pageSize === undefined ? undefined : start + pageSize)
+      .map((record) => stateOf(db, record));
+    // RavenDB's clients read a subscription's name as SubscriptionName.
+    if (isRavenClient(request.headers))
+      return { Results: page.map((state) => ({ ...state, SubscriptionName: state.Name, Disabled: false })) };
+    return { Results: page };
   });
 
   app.get('/databases/:db/subscriptions/:name', async (request) => {

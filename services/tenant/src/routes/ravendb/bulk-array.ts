@@ -95,6 +95,6 @@ export class JsonArrayToLines {
 function notAnArray(what: string): RookeryError {
   return new RookeryError(
     'InvalidJson',
-    `A bulk insert sent as application/json is one JSON array of commands ({"Id", "Type": "PUT", "Document"}), and this one ${what}`,
+    `A bulk insert sent as application/json is one JSON array of commands ({"Id", "Type": "PUT", "Document"}), and this one ${what} (or send NDJSON lines with "Content-Type: application/x-ndjson")`,
   );
 }
