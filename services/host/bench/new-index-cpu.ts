@@ -8,6 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Database } from '@rookery/engine';
 import { jobQueueFile, openSqliteJobQueue } from '@rookery/jobs';
@@ -24,6 +25,7 @@ import { TenantClient } from '../src/test-fixtures/tenant-client.js';
 const WORKER_MAIN = fileURLToPath(new URL('../../worker/src/main.ts', import.meta.url));
 const TENANT = 'bench';
 const DATABASE = 'nuget';
+const IDLE_MS = 20_000;
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 export interface NewIndexCpuOptions {
@@ -39,6 +41,8 @@ export interface NewIndexCpu {
   host_cpu_s_new_index_worker: number;
   new_index_ms_local: number;
   new_index_ms_worker: number;
+  /** The same processes' CPU per second of wall time with nothing to do, after the worker run (their floor). */
+  host_cpu_ms_per_s_idle: number;
 }
 
 /** user + system CPU seconds of `pid` and its descendants now (0 for one that is gone). */
@@ -105,7 +109,7 @@ async function startWorker(dataDir: string, mirror: string): Promise<ChildProces
 async function measure(
   options: NewIndexCpuOptions,
   mode: 'local' | 'worker',
-): Promise<{ cpuS: number; ms: number }> {
+): Promise<{ cpuS: number; ms: number; idleMsPerS: number }> {
   const dataDir = path.join(options.directory, mode);
   const mirror = path.join(dataDir, 'mirror');
   await prepareDatabase(dataDir, mirror, options.documents);
@@ -179,7 +183,12 @@ async function measure(
     )
       throw new Error('the worker did not build the indexes');
     if (mode === 'local' && jobs.length > 0) throw new Error('a local build enqueued jobs');
-    return { cpuS, ms };
+    // The floor: what the tenant and its indexer cost doing nothing (heartbeats, the indexer's look at
+    // each database every second, the mirror's fencing check), over IDLE_MS.
+    const idleBefore = cpuSecondsOfTree(pid);
+    await sleep(IDLE_MS);
+    const idleMsPerS = ((cpuSecondsOfTree(pid) - idleBefore) * 1000) / (IDLE_MS / 1000);
+    return { cpuS, ms, idleMsPerS };
   } finally {
     await tenant.close();
     await supervisor.shutdown(10_000);
@@ -200,5 +209,6 @@ export async function measureNewIndexHostCpu(options: NewIndexCpuOptions): Promi
     host_cpu_s_new_index_worker: Math.round(worker.cpuS * 100) / 100,
     new_index_ms_local: Math.round(local.ms),
     new_index_ms_worker: Math.round(worker.ms),
+    host_cpu_ms_per_s_idle: Math.round(worker.idleMsPerS * 10) / 10,
   };
 }
