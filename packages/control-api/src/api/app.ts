@@ -19,6 +19,7 @@ import { bindCaller, boundCaller, type ControlCaller } from './caller.js';
 import type { ControlContext } from './context.js';
 import { certificateRoutes } from './routes/certificates.js';
 import { databaseRoutes } from './routes/databases.js';
+import { hostRoutes } from './routes/hosts.js';
 import { jobRoutes } from './routes/jobs.js';
 import { principalRoutes } from './routes/principals.js';
 import { tenantRoutes } from './routes/tenants.js';
@@ -117,6 +118,7 @@ export async function buildControlApi(options: ControlApiOptions): Promise<Contr
     jobs: options.jobs ?? null,
   };
   tenantRoutes(app, context);
+  hostRoutes(app, context);
   // The tenant-scoped routes, twice: /control/… acts on the caller's own tenant,
   // /control/tenants/{id}/… on the named one (operators, or a tenant admin naming its own).
   for (const prefix of ['/control', '/control/tenants/:tenantId']) {

@@ -21,9 +21,10 @@ import { RookeryError } from '@rookery/protocol';
 const ADMINS_ONLY =
   'The control API takes a tenant-admin or operator certificate; this one has a per-database role.';
 
-export function requireOperator(caller: Principal): void {
+/** `what` names the act in the refusal ("Managing tenants takes an operator certificate."). */
+export function requireOperator(caller: Principal, what = 'Managing tenants'): void {
   if (caller.role.kind !== 'operator') {
-    throw new RookeryError('Forbidden', 'Managing tenants takes an operator certificate.');
+    throw new RookeryError('Forbidden', `${what} takes an operator certificate.`);
   }
 }
 
