@@ -2,6 +2,7 @@
 // over mutual TLS through the real gateway (test-fixtures/stack.ts). The client reads only `RSA PRIVATE KEY`
 // PEM blocks and Rookery issues ECDSA keys, so it is given what a user gets from
 // `rookery cert issue --format pkcs12`: a PKCS#12 file made by @rookery/pki's toPkcs12, with a password.
+import type { CreateTenantInput } from '@rookery/control-store';
 import { toPkcs12 } from '@rookery/pki';
 import { generate } from 'otplib';
 import { DocumentStore } from 'ravendb';
@@ -10,8 +11,11 @@ import { type Client, type Stack, startStack } from '../test-fixtures/stack.js';
 export interface RavenFixture {
   stack: Stack;
   admin: Client;
-  /** A DocumentStore of the official client on `database` with the tenant admin's certificate; closed by close(). */
-  store(database: string): Promise<DocumentStore>;
+  /**
+   * A DocumentStore of the official client on `database` with the tenant admin's certificate; closed by close().
+   * `configure` sets its conventions, which freeze when the store is initialised.
+   */
+  store(database: string, configure?: (store: DocumentStore) => void): Promise<DocumentStore>;
   /**
    * A person (tenant admin) and a DocumentStore with their certificate; with `twoFactor`, a two-factor session
    * bound to that certificate is opened first (POST /auth/2fa with a code of their authenticator).
@@ -36,13 +40,21 @@ function disposed(store: DocumentStore): Promise<void> {
   });
 }
 
-export async function startRavenFixture(tenantId: string): Promise<RavenFixture> {
+/** `quota`: the tenant's, as control's createTenant takes it (the plans' defaults otherwise; the bench lifts them). */
+export async function startRavenFixture(
+  tenantId: string,
+  quota?: CreateTenantInput['quota'],
+): Promise<RavenFixture> {
   const stack = await startStack();
-  const admin = await stack.tenantAdmin({ id: tenantId, name: tenantId }, 'ops');
+  const admin = await stack.tenantAdmin({ id: tenantId, name: tenantId, ...(quota && { quota }) }, 'ops');
   await stack.running(tenantId);
   const stores: DocumentStore[] = [];
   // What `rookery cert issue --format pkcs12` writes for the principal of `client`.
-  async function storeFor(client: Client, database: string): Promise<DocumentStore> {
+  async function storeFor(
+    client: Client,
+    database: string,
+    configure?: (store: DocumentStore) => void,
+  ): Promise<DocumentStore> {
     const pfx = await toPkcs12({
       certPem: client.certPem,
       keyPem: client.keyPem,
@@ -56,6 +68,7 @@ export async function startRavenFixture(tenantId: string): Promise<RavenFixture>
       password: PASSWORD,
       ca: stack.ca.certPem,
     });
+    configure?.(store);
     store.initialize();
     stores.push(store);
     return store;
@@ -68,7 +81,7 @@ export async function startRavenFixture(tenantId: string): Promise<RavenFixture>
       if (reply.status !== 201 && reply.status !== 200)
         throw new Error(`creating ${name}: ${reply.status} ${reply.text}`);
     },
-    store: (database) => storeFor(admin, database),
+    store: (database, configure) => storeFor(admin, database, configure),
     async personStore(name, database, twoFactor) {
       const { client, secret } = await stack.person(name, tenantId);
       if (twoFactor) {
