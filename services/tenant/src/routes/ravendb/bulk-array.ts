@@ -28,6 +28,9 @@ export class JsonArrayToLines {
   private depth = 0;
   private inString = false;
   private escaped = false;
+  /** Whether the current element has begun: `[,` `,,` and `,]` are not JSON (and would be blank lines). */
+  private inElement = false;
+  private elements = 0;
 
   /** Rewrites `data` (a buffer of the request, ours to change) and returns it. */
   push(data: Buffer): Buffer {
@@ -42,6 +45,23 @@ export class JsonArrayToLines {
           continue;
         }
         throw notAnArray(this.state === 'before' ? 'does not start with [' : 'goes on after its closing ]');
+      }
+      if (
+        this.depth === 1 &&
+        !this.inString &&
+        byte !== SPACE &&
+        byte !== LF &&
+        byte !== CR &&
+        byte !== TAB
+      ) {
+        if (byte === COMMA || byte === CLOSE_ARRAY) {
+          if (!this.inElement && (byte === COMMA || this.elements > 0))
+            throw notAnArray('has an empty element');
+          this.inElement = false;
+        } else if (!this.inElement) {
+          this.inElement = true;
+          this.elements++;
+        }
       }
       if (this.inString) {
         if (this.escaped) this.escaped = false;

@@ -49,6 +49,13 @@ describe('RavenDB bulk insert', () => {
     expect((await bulkInsert(1, command('users/9', 'x'))).text).toMatch(/does not start with \[/);
     expect((await bulkInsert(1, `[${command('users/9', 'x')}`)).text).toMatch(/ended before its closing \]/);
     expect((await bulkInsert(1, `[${command('users/9', 'x')}] x`)).text).toMatch(/after its closing \]/);
+    for (const body of [
+      `[,${command('users/9', 'x')}]`,
+      `[${command('users/9', 'x')},,]`,
+      `[${command('users/9', 'x')},]`,
+    ])
+      expect((await bulkInsert(1, body)).text, body).toMatch(/has an empty element/);
+    expect((await bulkInsert(1, '[ ]')).status).toBe(204);
   });
 
   it('an unknown operation id is 404 OperationNotFound', async () => {
