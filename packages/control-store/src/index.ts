@@ -19,10 +19,13 @@ export {
 export { requirePrincipal, requireTenant } from './admin/require.js';
 export { deleteTenant, type ProvisionTenantInput, provisionTenant } from './admin/tenants.js';
 export {
+  collectTotpEnrolment,
   enrolTotp,
   openTotpSecret,
+  pendingTotpEnrolment,
   resetTotp,
   sealTotpSecret,
+  startTotpEnrolment,
   TOTP_ISSUER,
   type TotpEnrolment,
 } from './admin/totp.js';

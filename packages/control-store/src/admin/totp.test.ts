@@ -2,7 +2,14 @@ import { generate, verify } from 'otplib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Principal } from '../store/types.js';
 import { type EmbeddedControl, openEmbeddedControl } from '../test-fixtures/embedded.js';
-import { enrolTotp, openTotpSecret, resetTotp } from './totp.js';
+import {
+  collectTotpEnrolment,
+  enrolTotp,
+  openTotpSecret,
+  pendingTotpEnrolment,
+  resetTotp,
+  startTotpEnrolment,
+} from './totp.js';
 
 let control: EmbeddedControl;
 let ada: Principal;
@@ -75,5 +82,44 @@ describe('enrolTotp', () => {
     await expect(resetTotp(control.store, { principalId: 'nobody' })).rejects.toMatchObject({
       code: 'PrincipalNotFound',
     });
+  });
+});
+
+describe('startTotpEnrolment and collectTotpEnrolment', () => {
+  it('enrols the person without answering the secret, and hands it to the person once', async () => {
+    const started = await startTotpEnrolment(control.store, control.masterKey, { principalId: ada.id });
+    expect(started).toEqual({ principal: ada, pending: true });
+    expect(JSON.stringify(started)).not.toMatch(/secret|otpauth/i);
+    expect(await pendingTotpEnrolment(control.store, ada.id)).toBe(true);
+
+    const collected = await collectTotpEnrolment(control.store, control.masterKey, ada);
+    expect(collected).not.toBeNull();
+    const { secret, uri } = collected!;
+    expect(new URL(uri).searchParams.get('secret')).toBe(secret);
+    // The same secret the gateway checks codes against.
+    expect(openTotpSecret(control.masterKey, (await control.store.getTotpSecret(ada.id))!, ada.id)).toBe(
+      secret,
+    );
+    // Once.
+    expect(await collectTotpEnrolment(control.store, control.masterKey, ada)).toBeNull();
+    expect(await pendingTotpEnrolment(control.store, ada.id)).toBe(false);
+  });
+
+  it('refuses programs and a person already enrolled, as enrolTotp does', async () => {
+    const bot = await control.store.createPrincipal({
+      tenantId: 'acme',
+      kind: 'program',
+      name: 'bot',
+      role: { kind: 'tenant-admin' },
+    });
+    await expect(
+      startTotpEnrolment(control.store, control.masterKey, { principalId: bot.id }),
+    ).rejects.toMatchObject({ code: 'InvalidRequest' });
+    await enrolTotp(control.store, control.masterKey, { principalId: ada.id });
+    await expect(
+      startTotpEnrolment(control.store, control.masterKey, { principalId: ada.id }),
+    ).rejects.toMatchObject({ code: 'TwoFactorAlreadyEnrolled' });
+    // Enrolled the ordinary way: nothing for the person to collect.
+    expect(await collectTotpEnrolment(control.store, control.masterKey, ada)).toBeNull();
   });
 });

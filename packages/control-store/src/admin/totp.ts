@@ -38,7 +38,48 @@ export async function enrolTotp(
   masterKey: Buffer,
   input: { principalId: string },
 ): Promise<TotpEnrolment> {
-  const principal = await requirePrincipal(store, input.principalId);
+  const principal = await personToEnrol(store, input.principalId);
+  const secret = generateSecret();
+  await store.setTotpSecret(principal.id, sealTotpSecret(masterKey, secret, principal.id));
+  return { principal, secret, uri: otpauthUri(principal, secret) };
+}
+
+/**
+ * Gives a person a new authenticator secret that only the person collects, once
+ * (collectTotpEnrolment, through the gateway's POST /auth/enrolment with their own
+ * certificate): the administrator who starts it never sees the secret. Same
+ * refusals as enrolTotp.
+ */
+export async function startTotpEnrolment(
+  store: ControlStore,
+  masterKey: Buffer,
+  input: { principalId: string },
+): Promise<{ principal: Principal; pending: true }> {
+  const principal = await personToEnrol(store, input.principalId);
+  const sealed = sealTotpSecret(masterKey, generateSecret(), principal.id);
+  await store.setTotpSecret(principal.id, sealed, { deliver: true });
+  return { principal, pending: true };
+}
+
+/** Whether a started enrolment waits for the person to collect it. */
+export function pendingTotpEnrolment(store: ControlStore, principalId: string): Promise<boolean> {
+  return store.hasTotpDelivery(principalId);
+}
+
+/** The started enrolment of `principal`, answered once (null when none waits or it was collected). */
+export async function collectTotpEnrolment(
+  store: ControlStore,
+  masterKey: Buffer,
+  principal: Principal,
+): Promise<TotpEnrolment | null> {
+  const sealed = await store.takeTotpDelivery(principal.id);
+  if (sealed === null) return null;
+  const secret = openTotpSecret(masterKey, sealed, principal.id);
+  return { principal, secret, uri: otpauthUri(principal, secret) };
+}
+
+async function personToEnrol(store: ControlStore, principalId: string): Promise<Principal> {
+  const principal = await requirePrincipal(store, principalId);
   if (principal.kind !== 'person') {
     throw new RookeryError(
       'InvalidRequest',
@@ -51,10 +92,12 @@ export async function enrolTotp(
       `"${principal.name}" already has an authenticator; reset it first with \`rookery totp reset ${principal.id}\`.`,
     );
   }
-  const secret = generateSecret();
-  await store.setTotpSecret(principal.id, sealTotpSecret(masterKey, secret, principal.id));
+  return principal;
+}
+
+function otpauthUri(principal: Principal, secret: string): string {
   const label = principal.tenantId ? `${principal.name}@${principal.tenantId}` : principal.name;
-  return { principal, secret, uri: generateURI({ issuer: TOTP_ISSUER, label, secret }) };
+  return generateURI({ issuer: TOTP_ISSUER, label, secret });
 }
 
 /**

@@ -82,10 +82,21 @@ export interface ControlStore extends FleetStore, GatewayFleetStore {
   /** Revocations with revokedAt >= since (inclusive, so pollers may overlap), oldest first. */
   listRevokedSince(since: number): Promise<RevokedCertificate[]>;
 
-  /** `sealed` is the secret already encrypted by the caller (see @rookery/pki sealSecret). */
-  setTotpSecret(principalId: string, sealed: string): Promise<void>;
+  /**
+   * `sealed` is the secret already encrypted by the caller (see @rookery/pki sealSecret). With
+   * `deliver`, the secret also waits for its person to collect it once (takeTotpDelivery); without,
+   * any delivery still pending is dropped (the secret was shown to whoever set it).
+   */
+  setTotpSecret(principalId: string, sealed: string, options?: { deliver?: boolean }): Promise<void>;
   getTotpSecret(principalId: string): Promise<string | null>;
   clearTotpSecret(principalId: string): Promise<void>;
+  /** Whether the principal's secret waits to be collected by its person. */
+  hasTotpDelivery(principalId: string): Promise<boolean>;
+  /**
+   * The sealed secret waiting for its person, and no longer waiting: answered exactly once across
+   * processes (one atomic statement), null when none waits.
+   */
+  takeTotpDelivery(principalId: string): Promise<string | null>;
   /**
    * Records that the TOTP code of time step `step` was used: true exactly once
    * per (principal, step), false on every replay, atomically across processes.

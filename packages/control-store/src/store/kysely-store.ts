@@ -148,6 +148,8 @@ export class KyselyControlStore implements ControlStore {
     this.setTotpSecret = twoFactor.setTotpSecret.bind(twoFactor);
     this.getTotpSecret = twoFactor.getTotpSecret.bind(twoFactor);
     this.clearTotpSecret = twoFactor.clearTotpSecret.bind(twoFactor);
+    this.hasTotpDelivery = twoFactor.hasTotpDelivery.bind(twoFactor);
+    this.takeTotpDelivery = twoFactor.takeTotpDelivery.bind(twoFactor);
     this.claimTotpStep = twoFactor.claimTotpStep.bind(twoFactor);
     this.takeTwoFactorAttempt = twoFactor.takeTwoFactorAttempt.bind(twoFactor);
     this.clearTwoFactorAttempts = twoFactor.clearTwoFactorAttempts.bind(twoFactor);
@@ -472,6 +474,8 @@ export class KyselyControlStore implements ControlStore {
   readonly setTotpSecret: TwoFactorRecords['setTotpSecret'];
   readonly getTotpSecret: TwoFactorRecords['getTotpSecret'];
   readonly clearTotpSecret: TwoFactorRecords['clearTotpSecret'];
+  readonly hasTotpDelivery: TwoFactorRecords['hasTotpDelivery'];
+  readonly takeTotpDelivery: TwoFactorRecords['takeTotpDelivery'];
   readonly claimTotpStep: TwoFactorRecords['claimTotpStep'];
   readonly takeTwoFactorAttempt: TwoFactorRecords['takeTwoFactorAttempt'];
   readonly clearTwoFactorAttempts: TwoFactorRecords['clearTwoFactorAttempts'];

@@ -194,6 +194,13 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
       await db.schema.createIndex('usage_flushes_added').on('usage_flushes').columns(['added_at']).execute();
     },
   },
+  // A person's authenticator secret a tenant admin set up for the person to collect (the console's sign-in
+  // page shows its QR code once): when the delivery was asked for, null once taken or when none was.
+  '0005_totp_delivery': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('totp_secrets').addColumn('delivery_pending_since', 'bigint').execute();
+    },
+  },
 };
 
 class InCodeMigrations implements MigrationProvider {

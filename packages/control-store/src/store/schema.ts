@@ -65,6 +65,8 @@ export interface TotpSecretsTable {
   principal_id: string;
   sealed: string;
   updated_at: number;
+  /** Set while the secret waits for its person to collect it once (takeTotpDelivery); null otherwise. */
+  delivery_pending_since: number | null;
 }
 
 export interface TotpStepsTable {

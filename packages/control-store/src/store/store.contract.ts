@@ -414,6 +414,33 @@ export function controlStoreContract(factory: StoreFactory): void {
       expect((await failure(store.setTotpSecret(person.id, ''))).code).toBe('InvalidRequest');
     });
 
+    it('hands a secret set for delivery to its person once: takeTotpDelivery answers it once, then null', async () => {
+      const person = await tenantWithAdmin('acme');
+      const other = await tenantWithAdmin('other');
+      // Set the ordinary way (the admin was shown it): nothing to deliver.
+      await store.setTotpSecret(person.id, 'sealed-0');
+      expect(await store.hasTotpDelivery(person.id)).toBe(false);
+      expect(await store.takeTotpDelivery(person.id)).toBeNull();
+
+      await store.setTotpSecret(person.id, 'sealed-1', { deliver: true });
+      expect(await store.hasTotpDelivery(person.id)).toBe(true);
+      expect(await store.hasTotpDelivery(other.id)).toBe(false);
+      expect(await store.takeTotpDelivery(other.id)).toBeNull();
+      // Taken at once by many: one of them gets it (one atomic statement), the rest null.
+      const taken = await Promise.all(Array.from({ length: 8 }, () => store.takeTotpDelivery(person.id)));
+      expect(taken.filter((t) => t !== null)).toEqual(['sealed-1']);
+      expect(await store.hasTotpDelivery(person.id)).toBe(false);
+      // The secret stays the person's: delivered is not cleared.
+      expect(await store.getTotpSecret(person.id)).toBe('sealed-1');
+      // Replacing it the ordinary way drops a delivery still pending.
+      await store.setTotpSecret(person.id, 'sealed-2', { deliver: true });
+      await store.setTotpSecret(person.id, 'sealed-3');
+      expect(await store.takeTotpDelivery(person.id)).toBeNull();
+      await store.setTotpSecret(person.id, 'sealed-4', { deliver: true });
+      await store.clearTotpSecret(person.id);
+      expect(await store.takeTotpDelivery(person.id)).toBeNull();
+    });
+
     it('claims a step exactly once per principal; replays answer false', async () => {
       const a = await tenantWithAdmin('acme');
       const b = await tenantWithAdmin('other');

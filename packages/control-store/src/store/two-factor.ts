@@ -40,15 +40,29 @@ export class TwoFactorRecords {
 
   // ── TOTP secrets and used steps ─────────────────────────────────────────
 
-  async setTotpSecret(principalId: string, sealed: string): Promise<void> {
+  async setTotpSecret(
+    principalId: string,
+    sealed: string,
+    options: { deliver?: boolean } = {},
+  ): Promise<void> {
     const secret = parse(z.string().min(1), sealed, 'sealed TOTP secret');
-    const row = { principal_id: principalId, sealed: secret, updated_at: this.now() };
+    const now = this.now();
+    const row = {
+      principal_id: principalId,
+      sealed: secret,
+      updated_at: now,
+      delivery_pending_since: options.deliver === true ? now : null,
+    };
     try {
       await this.db
         .insertInto('totp_secrets')
         .values(row)
         .onConflict((oc) =>
-          oc.column('principal_id').doUpdateSet({ sealed: row.sealed, updated_at: row.updated_at }),
+          oc.column('principal_id').doUpdateSet({
+            sealed: row.sealed,
+            updated_at: row.updated_at,
+            delivery_pending_since: row.delivery_pending_since,
+          }),
         )
         .execute();
     } catch (error) {
@@ -62,6 +76,28 @@ export class TwoFactorRecords {
       .selectFrom('totp_secrets')
       .select('sealed')
       .where('principal_id', '=', principalId)
+      .executeTakeFirst();
+    return row?.sealed ?? null;
+  }
+
+  async hasTotpDelivery(principalId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('totp_secrets')
+      .select('principal_id')
+      .where('principal_id', '=', principalId)
+      .where('delivery_pending_since', 'is not', null)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async takeTotpDelivery(principalId: string): Promise<string | null> {
+    // One statement: of two gateways (or two tabs) collecting at once, exactly one gets the secret.
+    const row = await this.db
+      .updateTable('totp_secrets')
+      .set({ delivery_pending_since: null })
+      .where('principal_id', '=', principalId)
+      .where('delivery_pending_since', 'is not', null)
+      .returning('sealed')
       .executeTakeFirst();
     return row?.sealed ?? null;
   }
