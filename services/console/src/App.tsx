@@ -1,6 +1,6 @@
 // The console's frame: who is signed in (GET /auth/session), the sign-in page until a two-factor session
 // is open, then the database picker and the pages. Pages are chosen by the URL's hash (#documents,
-// #query, #indexes, #tenant), so the gateway serves one page, `/`, and the browser's back button still works.
+// #query, #indexes, #tenant, #hosts), so the gateway serves one page, `/`, and the browser's back button still works.
 import { type ReactNode, useCallback, useEffect, useState } from 'react';
 import {
   ApiError,
@@ -15,6 +15,7 @@ import {
   tenantPath,
 } from './api.js';
 import { Documents } from './Documents.js';
+import { Hosts } from './hosts/Hosts.js';
 import { Indexes } from './indexes/Indexes.js';
 import { Query } from './Query.js';
 import { canWrite } from './roles.js';
@@ -26,6 +27,7 @@ const PAGES = [
   ['query', 'Query'],
   ['indexes', 'Indexes'],
   ['tenant', 'Tenant'],
+  ['hosts', 'Hosts'],
 ] as const;
 type Page = (typeof PAGES)[number][0];
 
@@ -146,6 +148,8 @@ function Workspace(props: {
   const writable = canWrite(role, database);
   // The control API answers tenant admins, and operators for the tenant they picked.
   const admin = role.kind === 'tenant-admin' || role.kind === 'operator';
+  // The fleet's hosts are the operators' alone (GET /control/hosts answers 403 to anyone else).
+  const operator = role.kind === 'operator';
 
   useEffect(() => {
     call('GET', tenantPath('databases'), DatabasesSchema).then(
@@ -162,11 +166,13 @@ function Workspace(props: {
       <header className="top">
         <span className="brand">Rookery</span>
         <nav aria-label="Pages">
-          {PAGES.filter(([name]) => name !== 'tenant' || admin).map(([name, title]) => (
-            <a key={name} href={`#${name}`} aria-current={page === name ? 'page' : undefined}>
-              {title}
-            </a>
-          ))}
+          {PAGES.filter(([name]) => (name === 'tenant' ? admin : name === 'hosts' ? operator : true)).map(
+            ([name, title]) => (
+              <a key={name} href={`#${name}`} aria-current={page === name ? 'page' : undefined}>
+                {title}
+              </a>
+            ),
+          )}
         </nav>
         {props.picker}
         <label className="database">
@@ -188,7 +194,7 @@ function Workspace(props: {
       </header>
       <main>
         {error && <p role="alert">{error}</p>}
-        {database === '' && !error && page !== 'tenant' && (
+        {database === '' && !error && page !== 'tenant' && page !== 'hosts' && (
           <p>This tenant has no database yet: create one with PUT /admin/databases.</p>
         )}
         {database !== '' && page === 'documents' && (
@@ -196,6 +202,7 @@ function Workspace(props: {
         )}
         {database !== '' && page === 'query' && <Query key={database} database={database} />}
         {admin && page === 'tenant' && <Tenant database={database} />}
+        {operator && page === 'hosts' && <Hosts />}
         {database !== '' && page === 'indexes' && (
           <Indexes key={database} database={database} canWrite={writable} />
         )}
