@@ -83,13 +83,9 @@ export class WalSync {
   }
 
   private async flush(): Promise<void> {
-    // SQLite keeps the same WAL file while this connection is open (it deletes it only when the
-    // last connection closes), but should it ever be replaced, the frames are in the new one:
-    // a handle on an unlinked file (no links left) is reopened before it is flushed.
-    if (this.handle !== null && (await this.handle.stat()).nlink === 0) {
-      await this.handle.close();
-      this.handle = null;
-    }
+    // One trip to the thread pool per flush: SQLite keeps the same WAL file while a connection is
+    // open (it deletes it only when the last one closes, and truncates it in place), and the
+    // writer's connection outlives this handle (Database.close closes this first).
     this.handle ??= await fs.open(this.walFile, 'r+');
     await this.handle.datasync();
   }
