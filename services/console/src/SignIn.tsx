@@ -17,7 +17,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => Promise<void> }) {
       const { body } = await call('POST', '/auth/2fa', OpenedSchema, {
         body: { code, minutes: 8 * 60, binding: 'browser' },
       });
-      setCsrfToken(body.CsrfToken);
+      setCsrfToken(body.CsrfToken ?? null);
       await onSignedIn();
     } catch (failure) {
       setError(failure instanceof ApiError ? `${failure.message} (${failure.code})` : String(failure));

@@ -124,7 +124,7 @@ export type Session = z.infer<typeof SessionSchema>;
 export const OpenedSchema = z.object({
   Binding: z.string(),
   ExpiresAt: z.string(),
-  CsrfToken: z.string().nullable(),
+  CsrfToken: z.string().nullish(),
 });
 export const NothingSchema = z.unknown();
 

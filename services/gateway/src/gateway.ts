@@ -355,8 +355,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       JSON.stringify({
         Binding: outcome.session.binding,
         ExpiresAt: new Date(outcome.session.expiresAt).toISOString(),
-        // The browser's page sends it with every state-changing call (browser-session.ts).
-        CsrfToken: outcome.cookieToken ? browsers.csrfTokenFor(outcome.cookieToken) : null,
+        // A browser session's page sends it with every state-changing call (browser-session.ts); a
+        // certificate-bound session has no cookie, so nothing to protect and no token.
+        ...(outcome.cookieToken && { CsrfToken: browsers.csrfTokenFor(outcome.cookieToken) }),
       }),
     );
   }
