@@ -615,6 +615,10 @@ export class Database {
         return BACKUP_PAGES_PER_STEP;
       },
     });
+    // The copy holds every commit up to its end, some perhaps still in their WAL flush: the mirror
+    // publishes it (labelled with the copy's own txid) only once they are durable here too, so a
+    // power loss can never make this file reuse a txid the mirror already holds for other writes.
+    await this.walSync?.durable();
   }
 
   private afterCommit(tx: WriteTransaction): Promise<void> | undefined {
