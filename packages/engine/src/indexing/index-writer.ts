@@ -4,6 +4,7 @@ import type { MapResultRow, PreparedBatch } from './batch-preparer.js';
 import { ChunkedInsert } from './chunked-insert.js';
 import { type EntryRows, EntryRowsBuilder } from './entry-rows.js';
 import { compareTerms, NULL_TERM, type TermValue } from './field-values.js';
+import { FtsPostings } from './fts-postings.js';
 import { FieldRegistry, searchFieldsOf } from './index-file.js';
 import { createMapper, type IndexEntry, type Mapper } from './mapper.js';
 import { resolveSandboxLimits, SandboxError, type SandboxLimits } from './sandbox/index.js';
@@ -60,6 +61,8 @@ export class IndexWriter {
   private readonly reduceBudgetMs: number | null;
   /** The suggestion structure of the fields with `Suggestions: true`, kept with the terms (suggest-store.ts). */
   private readonly suggest: SuggestStore | null;
+  /** The full-text posting lists read whole by searches (fts-postings.ts), kept with the FTS table. */
+  private readonly postings: FtsPostings | null;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -70,6 +73,7 @@ export class IndexWriter {
     this.fields = new FieldRegistry(db, true);
     // Built here, on open, for a file made before the structure existed.
     this.suggest = SuggestStore.open(db, definition, this.fields);
+    this.postings = FtsPostings.open(db, definition);
     this.reduceRows = new EntryRowsBuilder(definition);
     const searchFields = searchFieldsOf(definition);
     this.searchColumns = searchFields.length;
@@ -165,6 +169,7 @@ export class IndexWriter {
       this.addCounts.discard();
       this.reduceRows.reset();
       this.suggest?.discard();
+      this.postings?.discard();
       // A reduce that hit a sandbox limit leaves its isolate unusable: the next batch starts a fresh one.
       if (!(error instanceof ReduceBudgetExceeded)) {
         this.reducer?.dispose();
@@ -215,6 +220,7 @@ export class IndexWriter {
     }
     this.entryDelta -= entries.length;
     this.suggest?.removeEntries(entries);
+    this.postings?.removeEntries(entries);
     doomed.sort((a, b) => a.field - b.field || compareTerms(a.value, b.value) || a.entry - b.entry);
     for (const t of doomed) {
       this.s.deleteTerm.run(t.field, t.value, t.entry);
@@ -240,6 +246,7 @@ export class IndexWriter {
       if (any) this.s.insertFts.run(first + i, ...texts);
     }
     this.suggest?.addEntries(first, rows, columns);
+    this.postings?.addEntries(first, rows, columns);
     for (const p of rows.points)
       this.s.insertSpatial.run(first + p.entry, this.fields.ensure(p.field), p.lat, p.lng);
     // Fields in id order, so the rows of the whole batch reach the terms B-tree in key order.
@@ -304,6 +311,7 @@ export class IndexWriter {
     this.addCounts.flush();
     for (const { field, value } of lowered) this.s.dropEmptyCount.run(field, value);
     this.suggest?.flush();
+    this.postings?.flush();
     this.deltas.clear();
     if (this.entryDelta !== 0) {
       this.s.setMeta.run(Number(this.s.getMeta.get('entries')?.value ?? 0) + this.entryDelta, 'entries');

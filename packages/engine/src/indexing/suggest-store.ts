@@ -1,6 +1,7 @@
 import type { IndexDefinition } from '@rookery/protocol';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { EntryRows } from './entry-rows.js';
+import { FtsTokenizer } from './fts-tokens.js';
 import { ftsColumnOf, searchFieldsOf } from './index-file.js';
 import { codePointLength } from './suggest.js';
 import { deletionVariants, STORED_EDITS } from './suggest-variants.js';
@@ -46,14 +47,6 @@ CREATE TABLE IF NOT EXISTS suggest_tokens (entry INTEGER PRIMARY KEY, tokens TEX
 export const SUGGEST_META_KEY = 'suggest_structure';
 export const SUGGEST_VERSION = 2;
 
-/** Text with a character beyond ASCII, which FTS5 tokenizes for us (addEntries). */
-const BEYOND_ASCII = /[^\p{ASCII}]/u;
-/** What separates unicode61's tokens in lower-cased ASCII: anything but letters and digits. */
-const ASCII_SEPARATORS = /[^a-z0-9]+/;
-
-/** The same tokenizer as the index's fts table (index-file.ts). */
-const TOKENIZER = `tokenize='unicode61 remove_diacritics 2'`;
-
 export function suggestionFieldsOf(definition: IndexDefinition): { search: string[]; terms: string[] } {
   const search: string[] = [];
   const terms: string[] = [];
@@ -75,8 +68,10 @@ export class SuggestStore {
   private readonly deltas = new Map<number, Map<string, number>>();
   /** Field id → whether it is a suggestion term field (ids are given lazily, so resolved on first sight). */
   private readonly termFieldById = new Map<number, boolean>();
-  /** The suggestion search fields: their column in the fts table (and its index), scratch column, name. */
-  private readonly searchColumns: { ftsIndex: number; ftsColumn: string; scratch: string; name: string }[];
+  /** The suggestion search fields: their column in the fts table (and its index), name. */
+  private readonly searchColumns: { ftsIndex: number; ftsColumn: string; name: string }[];
+  /** Tokens of new entries' suggestion search fields (null without any). */
+  private readonly tokenizer: FtsTokenizer | null;
   private readonly termFields: ReadonlySet<string>;
   private readonly s;
 
@@ -98,20 +93,20 @@ export class SuggestStore {
     wanted: { search: string[]; terms: string[] },
   ) {
     const searchFields = searchFieldsOf(definition);
-    this.searchColumns = wanted.search.map((name, i) => ({
+    this.searchColumns = wanted.search.map((name) => ({
       ftsIndex: searchFields.indexOf(name),
       ftsColumn: ftsColumnOf(searchFields, name)!,
-      scratch: `s${i}`,
       name,
     }));
     this.termFields = new Set(wanted.terms);
-    if (this.searchColumns.length > 0) {
-      const columns = this.searchColumns.map((c) => c.scratch).join(', ');
-      db.exec(
-        `CREATE VIRTUAL TABLE IF NOT EXISTS temp.suggest_scratch USING fts5(${columns}, content='', ${TOKENIZER});
-         CREATE VIRTUAL TABLE IF NOT EXISTS temp.suggest_scratch_vocab USING fts5vocab(temp, suggest_scratch, instance);`,
-      );
-    }
+    this.tokenizer =
+      this.searchColumns.length > 0
+        ? new FtsTokenizer(
+            db,
+            'suggest_scratch',
+            this.searchColumns.map((c) => c.ftsIndex),
+          )
+        : null;
     const built = db.prepare('SELECT value FROM meta WHERE key = ?').get(SUGGEST_META_KEY) as
       | { value: number }
       | undefined;
@@ -134,22 +129,6 @@ export class SuggestStore {
       tokensOf: db.prepare<[number], { tokens: string }>('SELECT tokens FROM suggest_tokens WHERE entry = ?'),
       dropTokens: db.prepare<[number]>('DELETE FROM suggest_tokens WHERE entry = ?'),
       addTokens: db.prepare<[number, string]>('INSERT INTO suggest_tokens (entry, tokens) VALUES (?, ?)'),
-      scratchInsert:
-        this.searchColumns.length > 0
-          ? db.prepare(
-              `INSERT INTO temp.suggest_scratch (rowid, ${this.searchColumns.map((c) => c.scratch).join(', ')})
-               VALUES (?${', ?'.repeat(this.searchColumns.length)})`,
-            )
-          : null,
-      scratchTokens: db.prepare<[], { term: string; doc: number; col: string }>(
-        this.searchColumns.length > 0
-          ? 'SELECT term, doc, col FROM temp.suggest_scratch_vocab'
-          : 'SELECT NULL AS term, NULL AS doc, NULL AS col WHERE 0',
-      ),
-      scratchClear:
-        this.searchColumns.length > 0
-          ? db.prepare("INSERT INTO temp.suggest_scratch (suggest_scratch) VALUES ('delete-all')")
-          : null,
     };
   }
 
@@ -159,57 +138,16 @@ export class SuggestStore {
     this.add(field, value, delta);
   }
 
-  /**
-   * New entries numbered from `first`: their full-text tokens join the vocabulary. ASCII text is split
-   * here (unicode61 on ASCII: runs of letters and digits, lower-cased; a property test holds it to
-   * FTS5's answer); text with anything else goes through the scratch FTS5 table, which repeats the
-   * tokenizing FTS5 already does for the index. The NuGet-like documents are all ASCII.
-   */
+  /** New entries numbered from `first`: their full-text tokens (FtsTokenizer) join the vocabulary. */
   addEntries(first: number, rows: EntryRows, columns: number): void {
-    if (!this.s.scratchInsert || rows.sources.length === 0) return;
+    if (!this.tokenizer || rows.sources.length === 0) return;
     const fieldIds = this.searchColumns.map((c) => this.fields.ensure(c.name));
-    const texts = new Array<string | null>(this.searchColumns.length);
-    const byEntry = new Map<number, Set<string>>();
-    let scratched = false;
-    for (let i = 0; i < rows.sources.length; i++) {
-      let some = false;
-      let ascii = true;
-      for (let c = 0; c < this.searchColumns.length; c++) {
-        const text = rows.texts[i * columns + this.searchColumns[c]!.ftsIndex] ?? null;
-        texts[c] = text;
-        if (text === null) continue;
-        some = true;
-        if (ascii && BEYOND_ASCII.test(text)) ascii = false;
-      }
-      if (!some) continue;
-      if (!ascii) {
-        this.s.scratchInsert.run(first + i, ...texts);
-        scratched = true;
-        continue;
-      }
+    for (const [entry, lines] of this.tokenizer.tokensOf(first, rows, columns)) {
       const tokens = new Set<string>();
-      for (let c = 0; c < texts.length; c++) {
-        const text = texts[c];
-        if (text === null || text === undefined) continue;
-        for (const token of text.toLowerCase().split(ASCII_SEPARATORS))
-          if (token !== '') tokens.add(`${fieldIds[c]}\t${token}`);
+      for (const line of lines) {
+        const tab = line.indexOf('\t');
+        tokens.add(`${fieldIds[Number(line.slice(0, tab))]}${line.slice(tab)}`);
       }
-      if (tokens.size > 0) byEntry.set(first + i, tokens);
-    }
-    if (scratched) {
-      const fieldOfScratch = new Map(this.searchColumns.map((c, k) => [c.scratch, fieldIds[k]!]));
-      for (const row of this.s.scratchTokens.iterate()) {
-        const line = `${fieldOfScratch.get(row.col)}\t${row.term}`;
-        let tokens = byEntry.get(row.doc);
-        if (!tokens) {
-          tokens = new Set();
-          byEntry.set(row.doc, tokens);
-        }
-        tokens.add(line);
-      }
-      this.s.scratchClear!.run();
-    }
-    for (const [entry, tokens] of byEntry) {
       this.s.addTokens.run(entry, [...tokens].join('\n'));
       this.applyLines(tokens, 1);
     }

@@ -41,6 +41,17 @@ export class EntrySet {
     return set;
   }
 
+  /**
+   * A set whose bits `fill` sets through a byte view of its words: entry e is bit e & 7 of byte e >>> 3
+   * on a little-endian machine (every platform Node supports), the layout of a stored posting bitmap
+   * (indexing/posting-blocks.ts), so a block is copied in one `set`.
+   */
+  static fromBytes(maxEntry: number, fill: (bytes: Uint8Array) => void): EntrySet {
+    const set = EntrySet.empty(maxEntry);
+    fill(new Uint8Array(set.words.buffer, set.words.byteOffset, set.words.byteLength));
+    return set;
+  }
+
   get bytes(): number {
     return this.words.byteLength;
   }

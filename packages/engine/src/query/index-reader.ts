@@ -15,6 +15,7 @@ import { EntrySet } from './entry-set.js';
 import type { FieldOrder } from './field-order.js';
 import { MatchSets } from './match-sets.js';
 import { allInAsAnd, type FacetSpec, type IndexQuery, type OrderKey, type Predicate } from './plan.js';
+import { PostingLists } from './posting-sets.js';
 import {
   compileProbe,
   distanceKm,
@@ -42,6 +43,11 @@ export interface IndexReaderOptions {
    */
   matchSets?: 'auto' | 'always' | 'never';
   matchSetBytes?: number;
+  /**
+   * Whether searches read the full-text postings where they can (posting-sets.ts); false reads every
+   * search through FTS5, for tests comparing the two. Default true.
+   */
+  postings?: boolean;
 }
 
 /** How one predicate is matched: the SQL plan, and the bitmap when MatchSets chose to build one. */
@@ -123,7 +129,12 @@ export class IndexReader implements FieldLookup {
     this.fields = new FieldRegistry(this.db, false);
     this.searchFields = searchFieldsOf(this.definition);
     this.exactFields = exactFieldsOf(this.definition);
-    this.sets = new MatchSets(this.db, this, options.matchSetBytes ?? DEFAULT_MATCH_SET_BYTES);
+    this.sets = new MatchSets(
+      this.db,
+      this,
+      options.matchSetBytes ?? DEFAULT_MATCH_SET_BYTES,
+      options.postings === false ? null : new PostingLists(this.db),
+    );
     this.setPolicy = options.matchSets ?? 'auto';
     this.suggestions = new SuggestionReader(this.db, this.definition, this);
   }
@@ -373,6 +384,7 @@ export class IndexReader implements FieldLookup {
             params: [match],
             estimate: Math.min(
               this.keptSize(predicate) ??
+                this.sets.postingEstimate(predicate) ??
                 this.countCapped('SELECT rowid FROM fts WHERE fts MATCH ?', [match]),
               ESTIMATE_CAP,
             ),

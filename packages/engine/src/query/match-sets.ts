@@ -12,6 +12,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { EntrySet } from './entry-set.js';
 import { FieldOrder } from './field-order.js';
 import { allInAsAnd, type Predicate } from './plan.js';
+import { type PostingLists, type PostingSearch, postingTokens } from './posting-sets.js';
 import { type FieldLookup, INLINE_IN_VALUES, searchMatch, termRange } from './sql-predicate.js';
 
 /** A set bigger than this share of the bound is used once and not kept. */
@@ -36,6 +37,8 @@ interface Leaf {
   params: unknown[];
   /** One exact term: its size is the indexer's counter, not a count. */
   counted?: boolean;
+  /** A search the full-text postings answer (posting-sets.ts): read there, not through `from`. */
+  postings?: PostingSearch;
 }
 
 /** A leaf no entry can match (a field never indexed, a search of no words). */
@@ -59,6 +62,8 @@ export class MatchSets {
     private readonly db: BetterSqlite3.Database,
     private readonly fields: FieldLookup,
     private readonly maxBytes: number,
+    /** The full-text postings, or null to read every search through FTS5 (tests compare both). */
+    private readonly postings: PostingLists | null = null,
   ) {
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.lastEntry = db.prepare('SELECT coalesce(max(id), 0) FROM entries').pluck();
@@ -72,6 +77,7 @@ export class MatchSets {
     const version = Number(this.dataVersion.get());
     if (version === this.version) return;
     this.clear();
+    this.postings?.reset();
     this.version = version;
     this.maxEntry = Number(this.lastEntry.get());
   }
@@ -106,6 +112,10 @@ export class MatchSets {
     let size = 0;
     for (const leaf of missing.values()) {
       if (size > limit) break;
+      if (leaf.postings) {
+        size += this.postings!.estimate(leaf.postings);
+        continue;
+      }
       size += Number(
         leaf.counted
           ? (this.statement('SELECT count FROM term_counts WHERE field = ? AND value = ?').get(
@@ -124,6 +134,16 @@ export class MatchSets {
    * The size of the leaf's set if it is kept for the current state, else
    * null: a free, exact estimate where the planner would count in SQL.
    */
+  /**
+   * A search's size from the postings' counts (exact for one word; see PostingLists.estimate), or null
+   * when the postings cannot answer it: a free estimate where the planner would count in FTS5.
+   */
+  postingEstimate(search: Predicate): number | null {
+    this.refresh();
+    const leaf = this.leafOf(search);
+    return leaf?.postings ? this.postings!.estimate(leaf.postings) : null;
+  }
+
   keptSize(leaf: Predicate): number | null {
     this.refresh();
     const found = this.leafOf(leaf);
@@ -206,6 +226,11 @@ export class MatchSets {
     if (leaf.from === null) return EntrySet.empty(this.maxEntry);
     const kept = this.use(leaf.key);
     if (kept instanceof EntrySet) return kept;
+    if (leaf.postings) {
+      const set = this.postings!.set(leaf.postings, this.maxEntry);
+      this.keep(leaf.key, set, LARGEST_SHARE);
+      return set;
+    }
     // One string for the whole leaf rather than a row object per entry.
     const list = this.statement(`SELECT group_concat(${leaf.column}) ${leaf.from}`).get(...leaf.params) as
       | string
@@ -294,7 +319,18 @@ export class MatchSets {
           ? searchMatch(where.field, where.terms, where.operator, this.fields)
           : searchMatch(where.field, String(where.value ?? ''), 'and', this.fields);
       if (match === null) return NOTHING;
-      return { key: `fts ${match}`, column: 'rowid', from: 'FROM fts WHERE fts MATCH ?', params: [match] };
+      const leaf: Leaf = {
+        key: `fts ${match}`,
+        column: 'rowid',
+        from: 'FROM fts WHERE fts MATCH ?',
+        params: [match],
+      };
+      const tokens = postingTokens(where.kind === 'search' ? where.terms : String(where.value ?? ''));
+      if (tokens && this.postings?.available()) {
+        const col = Number(this.fields.searchColumn(where.field)!.slice(1));
+        leaf.postings = { col, tokens, operator: where.kind === 'search' ? where.operator : 'and' };
+      }
+      return leaf;
     }
     const range = termRange(where, this.fields);
     if (range === null) return NOTHING;
