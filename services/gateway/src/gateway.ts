@@ -425,6 +425,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       directory.stop();
       // Upgraded sockets still count as the server's connections: cut them, or close() waits for them.
       upgrades.close();
+      // A connection busy now (an answer being sent) is idle once it ends, and close() would then wait for its
+      // client to drop it, or for the keep-alive timeout: from here on an idle connection is closed at once
+      // (Node reads the timeout as each answer ends; close-in-flight.test.ts).
+      server.keepAliveTimeout = 1;
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

@@ -26,6 +26,7 @@ import pino from 'pino';
 import { type Gateway, type GatewayFleetOptions, startGateway } from '../gateway.js';
 import { HostClient } from '../host-client.js';
 import type { LiveLimits } from '../live-limits.js';
+import type { ServerTimeouts } from '../server-timeouts.js';
 import { type Client, type Connection, gatewayClients } from './gateway-clients.js';
 
 export const TOKEN = 'test-internal-token-0123456789';
@@ -80,6 +81,8 @@ export interface StackOptions {
   controlDatabaseUrl?: string;
   /** The gateway shares its tenants' limits with other gateways on the same store (off otherwise). */
   gatewayFleet?: GatewayFleetOptions;
+  /** The gateway's HTTPS server timeouts (DEFAULT_SERVER_TIMEOUTS otherwise). */
+  gatewayTimeouts?: Partial<ServerTimeouts>;
   /** The console's build the gateway serves at `/` (none otherwise: `/` answers 404). */
   consoleDir?: string;
 }
@@ -138,6 +141,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     liveLimits: options.liveLimits,
     tenantConnections: options.tenantConnections,
     fleet: options.gatewayFleet,
+    timeouts: options.gatewayTimeouts,
     consoleDir: options.consoleDir ?? null,
     now: () => clock.now ?? Date.now(),
   });
