@@ -52,6 +52,8 @@ export const ErrorCodes = {
   TwoFactorRequired: 401,
   TwoFactorNotEnrolled: 400,
   TwoFactorAlreadyEnrolled: 409,
+  /** POST /auth/enrolment with no enrolment waiting for the person (never started, or collected already). */
+  TwoFactorEnrolmentNotPending: 404,
   InvalidTwoFactorCode: 401,
   TwoFactorCodeReused: 401,
   TooManyTwoFactorAttempts: 429,
@@ -174,6 +176,7 @@ const TITLES: Record<ErrorCode, string> = {
   TwoFactorRequired: 'Two-factor session required',
   TwoFactorNotEnrolled: 'No authenticator enrolled',
   TwoFactorAlreadyEnrolled: 'Authenticator already enrolled',
+  TwoFactorEnrolmentNotPending: 'No enrolment to collect',
   InvalidTwoFactorCode: 'Invalid two-factor code',
   TwoFactorCodeReused: 'Two-factor code already used',
   TooManyTwoFactorAttempts: 'Too many two-factor attempts',

@@ -231,6 +231,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     if (consoleFiles?.serve(request, response, path)) return;
     browsers.requireCsrfToken(request);
     if (path === '/auth/sign-out' && request.method === 'POST') return browsers.signOut(request, response);
+    // Before the second factor: a person collects the authenticator that opens their first session.
+    if (path === '/auth/enrolment') return serveEnrolment(request, response, principal);
     await admission.requireSecondFactor(caller, request.headers.cookie);
     if (path === '/auth/session' && request.method === 'GET') {
       const session =
@@ -360,6 +362,45 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         ...(outcome.cookieToken && { CsrfToken: browsers.csrfTokenFor(outcome.cookieToken) }),
       }),
     );
+  }
+
+  /**
+   * GET /auth/enrolment: `{ Pending }`, whether a tenant admin started an enrolment for this certificate's
+   * person; POST: its secret and otpauth URI, once (then 404 TwoFactorEnrolmentNotPending). Another site's
+   * page cannot POST it (refuseCrossSite above), and only the person's own certificate reaches it.
+   */
+  async function serveEnrolment(
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+    principal: Resolved['principal'],
+  ) {
+    if (principal.kind !== 'person') {
+      throw gatewayError(
+        'InvalidRequest',
+        'Only people enrol an authenticator; a program signs in with its certificate.',
+      );
+    }
+    if (request.method === 'GET') {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ Pending: await twoFactor.hasEnrolmentToCollect(principal) }));
+      return;
+    }
+    if (request.method !== 'POST') {
+      throw gatewayError(
+        'RouteNotFound',
+        `There is no route ${request.method} /auth/enrolment (GET or POST).`,
+      );
+    }
+    const enrolment = await twoFactor.collectEnrolment(principal);
+    if (enrolment === null) {
+      throw gatewayError(
+        'TwoFactorEnrolmentNotPending',
+        'No enrolment waits for this person: none was started, or it was collected already (it is shown once). Ask a tenant admin to reset your authenticator and start a new enrolment.',
+      );
+    }
+    // Shown this once; nothing on the way may keep a copy.
+    response.writeHead(201, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+    response.end(JSON.stringify({ Secret: enrolment.secret, Uri: enrolment.uri }));
   }
 
   async function sendUsage(url: string, response: http.ServerResponse, resolved: Resolved) {

@@ -7,8 +7,10 @@
 import crypto from 'node:crypto';
 import {
   type ControlStore,
+  collectTotpEnrolment,
   openTotpSecret,
   type Principal,
+  pendingTotpEnrolment,
   type TwoFactorAttemptLimit,
   type TwoFactorSession,
 } from '@rookery/control-store';
@@ -73,6 +75,20 @@ export class TwoFactor {
       if (session && session.thumbprint === thumbprint && session.expiresAt > now) return session;
     }
     return this.store.findCertificateSession(thumbprint, now);
+  }
+
+  /** Whether an enrolment a tenant admin started waits for this person to collect it. */
+  hasEnrolmentToCollect(principal: Principal): Promise<boolean> {
+    return pendingTotpEnrolment(this.store, principal.id);
+  }
+
+  /**
+   * The enrolment a tenant admin started for this person (secret and otpauth URI), answered once across
+   * every gateway (the store takes it in one statement); null when none waits.
+   */
+  async collectEnrolment(principal: Principal): Promise<{ secret: string; uri: string } | null> {
+    const enrolment = await collectTotpEnrolment(this.store, this.masterKey, principal);
+    return enrolment && { secret: enrolment.secret, uri: enrolment.uri };
   }
 
   async open(

@@ -101,3 +101,13 @@ export const CertificateRequestSchema = z
     pkcs12Password: z.string().optional(),
   })
   .strict();
+
+export const TotpEnrolRequestSchema = z
+  .object({
+    /**
+     * Who is shown the secret: `admin` (the default) in this answer; `person` alone, once, when they
+     * collect it with their own certificate (the gateway's POST /auth/enrolment, the console's sign-in page).
+     */
+    deliverTo: z.enum(['admin', 'person']).default('admin'),
+  })
+  .strict();

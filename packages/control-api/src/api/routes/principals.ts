@@ -2,11 +2,16 @@
 // app.ts): under /control for a tenant admin's own tenant, and under
 // /control/tenants/{id} for operators (and tenant admins naming their own).
 
-import { enrolTotp, resetTotp } from '@rookery/control-store';
+import { enrolTotp, resetTotp, startTotpEnrolment } from '@rookery/control-store';
 import type { FastifyInstance } from 'fastify';
 import { callerOf } from '../caller.js';
 import { bodyOf, type ControlContext, paramsOf } from '../context.js';
-import { NewPrincipalSchema, PrincipalParamsSchema, TenantParamsSchema } from '../schemas.js';
+import {
+  NewPrincipalSchema,
+  PrincipalParamsSchema,
+  TenantParamsSchema,
+  TotpEnrolRequestSchema,
+} from '../schemas.js';
 import { principalInTenant, tenantInScope } from '../scope.js';
 
 export function principalRoutes(app: FastifyInstance, { store, masterKey }: ControlContext): void {
@@ -37,6 +42,11 @@ export function principalRoutes(app: FastifyInstance, { store, masterKey }: Cont
     const { tenantId, principalId } = paramsOf(PrincipalParamsSchema, request);
     const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
     const principal = await principalInTenant(store, tenant, principalId);
+    const { deliverTo } = bodyOf(TotpEnrolRequestSchema, request, 'enrolment');
+    if (deliverTo === 'person') {
+      // The person collects the secret once with their own certificate; the admin never sees it.
+      return reply.code(201).send(await startTotpEnrolment(store, masterKey, { principalId: principal.id }));
+    }
     const enrolment = await enrolTotp(store, masterKey, { principalId: principal.id });
     // The secret is shown this once; nothing on the way may keep a copy.
     return reply.code(201).header('cache-control', 'no-store').send(enrolment);
