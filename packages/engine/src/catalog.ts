@@ -178,6 +178,21 @@ export class DatabaseCatalog {
     };
   }
 
+  /**
+   * How far the mirror is behind, the worst of the open mirrored databases (a closed one ships nothing, so
+   * it lags nothing): the age of the oldest transaction a restore would not bring back, and how many
+   * transactions that is. Null when no open database is mirrored. The tenant reports it to its host, whose
+   * /metrics exports it (services/host/src/metrics.ts).
+   */
+  mirrorLag(): { ms: number; transactions: number } | null {
+    const mirrors = [...this.open.values()].flatMap((db) => (db.mirror ? [db.mirror.stats()] : []));
+    if (mirrors.length === 0) return null;
+    return {
+      ms: Math.max(...mirrors.map((m) => m.LagMs)),
+      transactions: Math.max(...mirrors.map((m) => m.LagTransactions)),
+    };
+  }
+
   /** Closes every open database in parallel, committing what each has queued. */
   async closeAll(): Promise<void> {
     const dbs = [...this.open.values()];

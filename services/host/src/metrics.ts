@@ -1,6 +1,8 @@
 // Prometheus metrics of one host: how many tenants run, how often and how fast they start, how often they
-// crash or are stopped for idleness. No per-tenant labels: a host runs thousands of tenants.
+// crash or are stopped for idleness, how far their mirrors are behind. No per-tenant labels: a host runs
+// thousands of tenants (the worst mirror lag is exported; which tenant it is, each tenant's stats say).
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { MirrorLag } from './tenant-process.js';
 
 export class HostMetrics {
   readonly registry = new Registry();
@@ -64,13 +66,60 @@ export class HostMetrics {
     registers: [this.registry],
   });
 
-  constructor(countRunning: () => number) {
+  readonly mirrorLagSeconds: Gauge;
+  readonly mirrorLagTransactions: Gauge;
+  readonly mirrored: Gauge;
+
+  /**
+   * `mirrorLags`: what each running tenant last reported of its mirror (null: not mirrored, or not reported
+   * yet), read at each scrape.
+   */
+  constructor(countRunning: () => number, mirrorLags: () => Iterable<MirrorLag | null> = () => []) {
     this.running = new Gauge({
       name: 'rookery_host_tenants_running',
       help: 'Tenant processes running (ready to serve).',
       registers: [this.registry],
       collect() {
         this.set(countRunning());
+      },
+    });
+    // The worst of the host's running tenants (each tenant's worst open database): a failover of this host
+    // now would lose that much of the writes acknowledged in async mode (docs/mirror.md).
+    const worst = () => {
+      let seconds = 0;
+      let transactions = 0;
+      let tenants = 0;
+      for (const lag of mirrorLags()) {
+        if (lag === null) continue;
+        tenants++;
+        seconds = Math.max(seconds, lag.ms / 1000);
+        transactions = Math.max(transactions, lag.transactions);
+      }
+      return { seconds, transactions, tenants };
+    };
+    this.mirrorLagSeconds = new Gauge({
+      name: 'rookery_host_tenant_mirror_lag_seconds',
+      help: "The largest mirror lag of this host's running tenants: the age of the oldest committed transaction a restore from the mirror would not bring back (0: none behind).",
+      registers: [this.registry],
+      collect() {
+        this.set(worst().seconds);
+      },
+    });
+    this.mirrorLagTransactions = new Gauge({
+      name: 'rookery_host_tenant_mirror_lag_transactions',
+      help: "The largest number of committed transactions one database of this host's running tenants has not yet on the mirror.",
+      registers: [this.registry],
+      collect() {
+        this.set(worst().transactions);
+      },
+    });
+    // Tells a lag of 0 because every mirror is current from 0 because nothing is mirrored.
+    this.mirrored = new Gauge({
+      name: 'rookery_host_tenants_mirrored',
+      help: 'Running tenants that reported an open mirrored database: the ones the mirror-lag gauges cover.',
+      registers: [this.registry],
+      collect() {
+        this.set(worst().tenants);
       },
     });
   }

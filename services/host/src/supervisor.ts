@@ -33,6 +33,7 @@ import { TenantPaths } from './tenant-paths.js';
 import {
   type Exit,
   type LeaseSource,
+  type MirrorLag,
   SparePool,
   spawnTenantProcess,
   type TenantProcess,
@@ -100,7 +101,10 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
     super();
     this.log = options.logger;
     this.paths = new TenantPaths(config.dataDir);
-    this.metrics = new HostMetrics(() => this.countRunning());
+    this.metrics = new HostMetrics(
+      () => this.countRunning(),
+      () => this.runningMirrorLags(),
+    );
     this.limiter = new CgroupLimiter(
       config.cgroupRoot,
       { memoryBytes: config.tenantMemoryMb * 1024 * 1024, cpus: config.tenantCpus },
@@ -511,5 +515,10 @@ export class TenantSupervisor extends EventEmitter<SupervisorEvents> {
     let n = 0;
     for (const t of this.tenants.values()) if (t.state === 'running') n++;
     return n;
+  }
+
+  /** What each running tenant last reported of its mirror's lag (metrics.ts). */
+  private *runningMirrorLags(): Iterable<MirrorLag | null> {
+    for (const t of this.tenants.values()) if (t.state === 'running') yield t.process?.mirrorLag ?? null;
   }
 }

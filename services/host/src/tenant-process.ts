@@ -45,6 +45,13 @@ export interface Activity {
   inFlight: number;
 }
 
+/** How far a tenant's mirror is behind (its worst open database: engine's DatabaseCatalog.mirrorLag). */
+export const MirrorLagSchema = z.object({
+  ms: z.number().finite().min(0),
+  transactions: z.number().int().min(0),
+});
+export type MirrorLag = z.infer<typeof MirrorLagSchema>;
+
 /** What a tenant process tells its supervisor (see services/tenant/src/main.ts). */
 const FromTenantSchema = z.union([
   z.object({
@@ -58,6 +65,8 @@ const FromTenantSchema = z.union([
     type: z.literal('activity'),
     lastRequestAt: z.number().finite(),
     inFlight: z.number().int().min(0),
+    // Null: no open database is mirrored. Absent: a tenant build from before it was reported.
+    mirrorLag: MirrorLagSchema.nullable().optional(),
   }),
   // Its indexer asks for an index built on the worker fleet (index-builds.ts).
   IndexBuildRequestMessageSchema,
@@ -80,6 +89,8 @@ export class TenantProcess {
   readonly spareReady: Promise<void>;
   onActivity: ((activity: Activity) => void) | null = null;
   onIndexBuild: ((request: IndexBuildRequestMessage) => void) | null = null;
+  /** Its mirror's lag as of its last activity report (every second); null until then, or when not mirrored. */
+  mirrorLag: MirrorLag | null = null;
   /** The indexer a spare started before it had a tenant: forked before the tenant's cgroup, so not in it yet. */
   indexerPid: number | undefined;
   private exit: Exit | null = null;
@@ -136,7 +147,10 @@ export class TenantProcess {
         readyResolve();
       } else if ('spare' in message) spareResolve();
       else if (message.type === 'index-build') this.onIndexBuild?.(message);
-      else this.onActivity?.({ lastRequestAt: message.lastRequestAt, inFlight: message.inFlight });
+      else {
+        this.mirrorLag = message.mirrorLag ?? null;
+        this.onActivity?.({ lastRequestAt: message.lastRequestAt, inFlight: message.inFlight });
+      }
     });
   }
 

@@ -175,5 +175,9 @@ if (process.send) {
   // forked from now on inherits the tenant's).
   tellParent({ ready: true, address, ...(assigned ? { indexerPid: assigned.indexer.pid } : {}) });
   const serving = server;
-  setInterval(() => tellParent({ type: 'activity', ...serving.activity() }), ACTIVITY_INTERVAL_MS).unref();
+  // With the activity, how far its mirror is behind (the worst open database): the host's /metrics exports it.
+  setInterval(
+    () => tellParent({ type: 'activity', ...serving.activity(), mirrorLag: serving.catalog.mirrorLag() }),
+    ACTIVITY_INTERVAL_MS,
+  ).unref();
 }
