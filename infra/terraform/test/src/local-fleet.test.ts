@@ -4,9 +4,10 @@
 // into the rendered secrets file, the secret files where the rendering says), and starts every node as its
 // rendered systemd unit says: its ExecStart in its WorkingDirectory with its EnvironmentFiles and nothing
 // else. Local values are only the module's inputs (directories, ports, the Node binary), never edits of the
-// output. Then an operator's traffic: a document written through the gateway over mutual TLS, read back,
-// and the owning host drained with `rookery host drain` moves it to the other host, where it is read again.
-import { type ChildProcess, execFileSync, spawnSync } from 'node:child_process';
+// output. Then traffic through both gateways over mutual TLS: a document written through one and read through
+// the other, then writes and reads through both while the owning host is drained with `rookery host drain`
+// (the tenant moves to another host), and afterwards every acknowledged write read back through each gateway.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,8 +22,9 @@ import { firstPortInUse } from '../../../../scripts/lib/ports.mjs';
 import { spawnReady } from '../../../../scripts/lib/services.mjs';
 
 const repoRoot = path.resolve(terraformDir, '..', '..');
-const HOSTS = 2;
-const GATEWAYS = 1;
+// [8]'s fleet: three hosts (a drained one's tenants have two to go to), two gateways behind the load balancer.
+const HOSTS = 3;
+const GATEWAYS = 2;
 const TENANT = 'acme';
 
 /** envs/local's `nodes` output, as `tofu output -json` prints it. */
@@ -131,7 +133,7 @@ describe("envs/local's rendered configuration runs a fleet", () => {
     tofu = ensureTofu();
   }, 3_600_000);
 
-  it('two hosts, a gateway and a worker from the rendered files: written and read over mutual TLS, then a drain moves the tenant', async () => {
+  it('three hosts, two gateways and a worker from the rendered files: traffic through both gateways over mutual TLS while a drain moves the tenant, every acknowledged write read back', async () => {
     const root = path.join(tmp.dir, 'fleet');
     const env = { ...infraEnv(), TF_DATA_DIR: path.join(tmp.dir, 'tofu-data') };
     const tf = (args: string[]) =>
@@ -233,86 +235,169 @@ describe("envs/local's rendered configuration runs a fleet", () => {
         );
       }
     }
-    for (const [name, node] of byRole('host')) await start(name, node);
-    const gateways = [];
-    for (const [name, node] of byRole('gateway'))
-      gateways.push(z.object({ url: z.string() }).parse(await start(name, node)));
-    for (const [name, node] of byRole('worker')) await start(name, node);
-    const gateway = gateways[0]!.url;
+    // Each role's nodes start at once (as an auto-scaling group launches them), the hosts first: every node
+    // has its own directories, so nothing orders them but what reaches what. (One after another they took
+    // most of this test's time on a loaded machine.)
+    await Promise.all(byRole('host').map(([name, node]) => start(name, node)));
+    const [gateways] = await Promise.all([
+      Promise.all(
+        byRole('gateway').map(async ([name, node]) =>
+          z.object({ url: z.string() }).parse(await start(name, node)),
+        ),
+      ),
+      Promise.all(byRole('worker').map(([name, node]) => start(name, node))),
+    ]);
+    const urls = gateways.map((g) => g.url);
+    const [first, second] = urls as [string, string];
+    expect(new Set(urls).size).toBe(GATEWAYS);
 
-    // The load balancer's check, on the health port the gateway's env file names: plain HTTP, no certificate.
-    const [, gatewayNode] = byRole('gateway')[0]!;
-    const healthPort = /^ROOKERY_GATEWAY_HEALTH_PORT=(\d+)$/m.exec(
-      Object.values(gatewayNode.files).join('\n'),
-    )?.[1];
-    expect(healthPort).toBeDefined();
-    const health = await fetch(`http://127.0.0.1:${healthPort}/healthz`);
-    expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: 'ok' });
+    // The load balancer's check, on the health port each gateway's env file names: plain HTTP, no certificate.
+    for (const [, gatewayNode] of byRole('gateway')) {
+      const healthPort = /^ROOKERY_GATEWAY_HEALTH_PORT=(\d+)$/m.exec(
+        Object.values(gatewayNode.files).join('\n'),
+      )?.[1];
+      expect(healthPort).toBeDefined();
+      const health = await fetch(`http://127.0.0.1:${healthPort}/healthz`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ status: 'ok' });
+    }
 
     // The first request places the tenant and starts it: a loaded machine may answer TenantStarting first.
     await expect
       .poll(
-        async () => (await callGateway(gateway, admin, 'PUT', '/admin/databases', { Name: 'shop' })).status,
-        {
-          timeout: 120_000,
-          interval: 500,
-        },
+        async () => (await callGateway(first, admin, 'PUT', '/admin/databases', { Name: 'shop' })).status,
+        { timeout: 120_000, interval: 500 },
       )
       .toBe(201);
-    const written = await callGateway(gateway, admin, 'PUT', '/databases/shop/docs?id=orders/1-A', {
-      Customer: 'Ada Lovelace',
-    });
+    // Written through one gateway, read through the other: both route to the same owner by its placement.
+    const written = await callGateway(first, admin, 'PUT', '/databases/shop/docs?id=orders/0', order(0));
     expect(written.status).toBe(201);
-    const read = await callGateway(gateway, admin, 'GET', '/databases/shop/docs?id=orders/1-A');
+    const read = await callGateway(second, admin, 'GET', '/databases/shop/docs?id=orders/0');
     expect(read.status).toBe(200);
-    expect(read.body).toContain('Ada Lovelace');
-    // Readers at once, as traffic comes: the gateway opens more connections to the tenant's host, which hands
-    // them to the running tenant's process (the relay's hand-off) — what a drain must then move away from.
+    expect(read.body).toContain(order(0).Customer);
+    // Readers at once through both gateways, as traffic comes: the gateways open more connections to the
+    // tenant's host, which hands them to the running tenant's process (the relay's hand-off) — what a drain
+    // must then move away from.
     const readers = await Promise.all(
-      Array.from({ length: 8 }, () =>
-        callGateway(gateway, admin, 'GET', '/databases/shop/docs?id=orders/1-A'),
+      Array.from({ length: 8 }, (_, i) =>
+        callGateway(urls[i % GATEWAYS]!, admin, 'GET', '/databases/shop/docs?id=orders/0'),
       ),
     );
     expect(readers.map((r) => r.status)).toEqual(Array(8).fill(200));
 
     // The operator drains the owner, as a rolling upgrade does (docs/operations.md, "Roll an upgrade").
-    const rookery = (...args: string[]) =>
-      spawnSync(process.execPath, [path.join(repoRoot, 'rookery'), ...args], {
-        env: {
-          ...process.env,
-          ROOKERY_DATA: operatorDir,
-          ROOKERY_CONTROL_DATABASE_URL: postgres.connectionString,
-        },
-        encoding: 'utf8',
-      });
-    const placed = rookery('--json', 'host', 'list');
-    expect(placed.status, placed.stderr).toBe(0);
-    const hostsBefore = HostListSchema.parse(JSON.parse(placed.stdout)).hosts;
-    const owner = hostsBefore.find((h) => h.placements > 0);
-    expect(owner?.hostId).toMatch(/^host-[12]$/);
-    const drained = rookery('host', 'drain', owner!.hostId, '--wait', '120');
-    expect(drained.status, drained.stderr).toBe(0);
-    const after = HostListSchema.parse(JSON.parse(rookery('--json', 'host', 'list').stdout)).hosts;
-    expect(after.find((h) => h.hostId === owner!.hostId)?.placements).toBe(0);
-    expect(after.find((h) => h.hostId !== owner!.hostId)?.placements).toBe(1);
+    const cliEnv = {
+      ...process.env,
+      ROOKERY_DATA: operatorDir,
+      ROOKERY_CONTROL_DATABASE_URL: postgres.connectionString,
+    };
+    const hostList = async () => {
+      const listed = await rookery(cliEnv, '--json', 'host', 'list');
+      expect(listed.status, listed.stderr).toBe(0);
+      return HostListSchema.parse(JSON.parse(listed.stdout)).hosts;
+    };
+    const owner = (await hostList()).find((h) => h.placements > 0);
+    expect(owner?.hostId).toMatch(/^host-[1-3]$/);
 
-    // Read through the gateway again: now from the other host, restored from the shared mirror.
-    await expect
-      .poll(
-        async () => (await callGateway(gateway, admin, 'GET', '/databases/shop/docs?id=orders/1-A')).status,
-        {
+    // Traffic while the drain runs: one writer alternating the gateways, each write then read through the
+    // other gateway. A write the fleet acknowledged (201) must survive the move; while the tenant moves the
+    // gateways answer 503 with a Retry-After (the client retries), never anything else.
+    const acknowledged = [0];
+    const refused: string[] = [];
+    let draining = true;
+    const traffic = (async () => {
+      for (let n = 1; draining; n++) {
+        const via = urls[n % GATEWAYS]!;
+        const put = await callGateway(via, admin, 'PUT', `/databases/shop/docs?id=orders/${n}`, order(n));
+        if (put.status !== 201) {
+          refused.push(`PUT ${put.status} ${problemCode(put.body)}`);
+          continue;
+        }
+        acknowledged.push(n);
+        const get = await callGateway(
+          urls[(n + 1) % GATEWAYS]!,
+          admin,
+          'GET',
+          `/databases/shop/docs?id=orders/${n}`,
+        );
+        if (get.status !== 200) refused.push(`GET ${get.status} ${problemCode(get.body)}`);
+        else expect(get.body).toContain(order(n).Customer);
+      }
+    })();
+    const drained = await rookery(cliEnv, 'host', 'drain', owner!.hostId, '--wait', '120').finally(() => {
+      draining = false;
+    });
+    await traffic;
+    expect(drained.status, drained.stderr).toBe(0);
+    const after = await hostList();
+    expect(after.find((h) => h.hostId === owner!.hostId)?.placements).toBe(0);
+    expect(
+      after
+        .filter((h) => h.hostId !== owner!.hostId)
+        .map((h) => h.placements)
+        .sort(),
+    ).toEqual([0, 1]);
+    for (const answer of refused) expect(answer).toMatch(/^(PUT|GET) 503 Tenant(Unavailable|Starting)$/);
+
+    // Through each gateway, once the new owner serves: every acknowledged write, read back in one request.
+    const ids = acknowledged.map((n) => `id=orders/${n}`).join('&');
+    for (const url of urls) {
+      await expect
+        .poll(async () => (await callGateway(url, admin, 'GET', `/databases/shop/docs?${ids}`)).status, {
           timeout: 120_000,
           interval: 500,
-        },
-      )
-      .toBe(200);
-    const moved = await callGateway(gateway, admin, 'GET', '/databases/shop/docs?id=orders/1-A');
-    expect(moved.body).toContain('Ada Lovelace');
+        })
+        .toBe(200);
+      const all = ResultsSchema.parse(
+        JSON.parse((await callGateway(url, admin, 'GET', `/databases/shop/docs?${ids}`)).body),
+      );
+      expect(all.Results.map((doc) => doc?.Customer)).toEqual(acknowledged.map((n) => order(n).Customer));
+    }
+    // And the tenant takes writes on its new host, through each gateway.
+    for (const [i, url] of urls.entries()) {
+      const put = await callGateway(url, admin, 'PUT', `/databases/shop/docs?id=after/${i}`, order(i));
+      expect(put.status).toBe(201);
+    }
 
     // Every node stops on SIGTERM within its unit's TimeoutStopSec, as systemd stops it, the drained host too.
     expect(await stopAll()).toEqual(Object.fromEntries(Object.keys(nodes).map((name) => [name, 'exit 0'])));
   }, 900_000);
+});
+
+/** A document whose body says which write it was. */
+function order(n: number) {
+  return { Customer: `Customer ${n}`, Lines: n };
+}
+
+/** A problem answer's code (RFC 9457 body), or the body's start when it is not one. */
+function problemCode(body: string): string {
+  try {
+    return z.object({ code: z.string() }).parse(JSON.parse(body)).code;
+  } catch {
+    return body.slice(0, 120);
+  }
+}
+
+/** The operator's CLI (`./rookery`), run without blocking this process: the fleet's traffic goes on meanwhile. */
+function rookery(env: NodeJS.ProcessEnv, ...args: string[]) {
+  return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(repoRoot, 'rookery'), ...args], { env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+/** `GET …/docs?id=…&id=…`: one result per id asked, null when missing. */
+const ResultsSchema = z.object({
+  Results: z.array(z.object({ Customer: z.string() }).passthrough().nullable()),
 });
 
 /** `rookery host list --json`. */
