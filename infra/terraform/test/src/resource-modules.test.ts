@@ -1,8 +1,27 @@
 // The AWS modules cannot be planned here (no provider can be downloaded), so what they promise is
 // asserted on their parsed HCL: the values that matter are literals or come from the modules that
 // `tofu test` proves (sizing, iam-policies, node-config).
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type Block, loadModule, locals, nested, only, ref, single } from './hcl.js';
+
+const servicesDir = path.resolve(import.meta.dirname, '..', '..', '..', '..', 'services');
+
+/** Every prom-client metric name (`name: 'rookery_…'`) the services' sources define, tests left out. */
+function exportedMetricNames(): Set<string> {
+  const names = new Set<string>();
+  for (const service of fs.readdirSync(servicesDir)) {
+    const src = path.join(servicesDir, service, 'src');
+    if (!fs.existsSync(src)) continue;
+    for (const file of fs.readdirSync(src, { recursive: true, encoding: 'utf8' })) {
+      if (!file.endsWith('.ts') || file.endsWith('.test.ts')) continue;
+      const text = fs.readFileSync(path.join(src, file), 'utf8');
+      for (const [, name] of text.matchAll(/name: '(rookery_[a-z0-9_]+)'/g)) names.add(name!);
+    }
+  }
+  return names;
+}
 
 const NVME_FAMILIES =
   '^(i4i|i4g|i7ie|i8g|im4gn|is4gen|c5d|c6id|c6gd|c7gd|m5d|m6id|m6gd|m7gd|r5d|r6id|r6gd|r7gd|x2idn)\\\\.';
@@ -358,5 +377,17 @@ describe('observability: logs, metrics and alarms', async () => {
     const data = String(rules.data);
     for (const alert of ['RookeryMirrorLag', 'RookeryTenantCrashLoop', 'RookeryBackupJobsFailing'])
       expect(data).toContain(alert);
+    // The lag alarm watches the host's worst tenant, over the variable's threshold, only where tenants mirror.
+    expect(data).toMatch(
+      /max by \(instance\) \(rookery_host_tenant_mirror_lag_seconds\) > \$\{var\.mirror_lag_alarm_seconds\} and on \(instance\) rookery_host_tenants_mirrored > 0/,
+    );
+  });
+
+  it('names in its rules only metrics a service exports (an alarm on a missing metric never fires)', () => {
+    const rules = only(observability.resource, 'aws_prometheus_rule_group_namespace', 'rookery');
+    const named = new Set(String(rules.data).match(/\brookery_[a-z0-9_]+/g));
+    expect(named.size).toBeGreaterThan(0);
+    const exported = exportedMetricNames();
+    expect([...named].filter((name) => !exported.has(name))).toEqual([]);
   });
 });
