@@ -1,8 +1,8 @@
 # Rookery on AWS: one root module for every environment. What is an environment's own (its sizing profile
-# and tenants) is its <env>.tfvars here; what an operator supplies is <env>.operator.tfvars (from
-# operator.tfvars.example, not committed); its state is its own backend key (<env>.backend.hcl, not
-# committed) in its own working directory (TF_DATA_DIR=.terraform-<env>). Every default lives once, in
-# modules/deployment. Needs an AWS account (docs/operations.md, "Deploy"); nothing here runs on the test
+# and tenants) is envs/<env>/<env>.tfvars; what an operator supplies is envs/<env>/<env>.operator.tfvars
+# (from operator.tfvars.example, not committed); its state is its own backend key (envs/<env>/backend.hcl,
+# not committed) in its own working directory (TF_DATA_DIR=envs/<env>/.terraform); run from envs/<env>
+# with `tofu -chdir=../aws` (envs/<env>/README.md). Every default lives once, in modules/deployment. Needs an AWS account (docs/operations.md, "Deploy"); nothing here runs on the test
 # machines.
 
 terraform {

@@ -1,3 +1,3 @@
-# What prod is: `tofu plan -var-file=prod.tfvars -var-file=prod.operator.tfvars` (docs/operations.md, "Deploy").
+# What prod is (its sizing profile and tenants), for the shared root module envs/aws: see README.md here.
 environment = "prod"
 tenants     = 2000

@@ -1,3 +1,3 @@
-# What staging is: `tofu plan -var-file=staging.tfvars -var-file=staging.operator.tfvars` (docs/operations.md, "Deploy").
+# What staging is (its sizing profile and tenants), for the shared root module envs/aws: see README.md here.
 environment = "staging"
 tenants     = 200

@@ -1,5 +1,5 @@
 # The whole AWS deployment of one environment: the modules wired together. envs/aws calls it with an
-# environment's tfvars (prod.tfvars, staging.tfvars); everything here is the same for both.
+# environment's tfvars (envs/prod/prod.tfvars, envs/staging/staging.tfvars); everything here is the same for both.
 
 locals {
   name = "rookery-${var.environment}"
