@@ -208,4 +208,10 @@ variable "boot" {
     condition     = var.boot == null || alltrue([for h in [try(var.boot.release_sha256, ""), try(var.boot.node_sha256, "")] : can(regex("^[0-9a-f]{64}$", h))])
     error_message = "release_sha256 and node_sha256 are SHA-256 digests (64 hex digits): the instance refuses what does not match."
   }
+
+  # The user data unpacks node_url as Node itself: it must be Node 24's Linux build (isolated-vm 7 needs 24).
+  validation {
+    condition     = var.boot == null || can(regex("/node-v24\\.[0-9]+\\.[0-9]+-linux-(arm64|x64)\\.tar\\.xz$", try(var.boot.node_url, "")))
+    error_message = "node_url is Node 24's Linux build, .../node-v24.<minor>.<patch>-linux-<arm64|x64>.tar.xz (the services need Node 24)."
+  }
 }

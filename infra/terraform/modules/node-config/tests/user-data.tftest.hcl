@@ -126,3 +126,24 @@ run "refuses_a_release_outside_the_releases_prefix" {
 
   expect_failures = [var.boot]
 }
+
+run "refuses_a_node_that_is_not_node_24" {
+  command = plan
+
+  # Every value valid but Node's version: the services need Node 24 (isolated-vm 7 loads on nothing older).
+  variables {
+    role = "worker"
+    boot = {
+      region             = "eu-west-1"
+      release_url        = "s3://rookery-releases-prod/releases/rookery-1.4.0.tar.gz"
+      release_sha256     = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+      node_url           = "s3://rookery-releases-prod/releases/node-v22.12.0-linux-arm64.tar.xz"
+      node_sha256        = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+      secret_id          = "rookery/prod/worker"
+      database_secret_id = "rds!db-1234"
+      database_endpoint  = "db:5432"
+    }
+  }
+
+  expect_failures = [var.boot]
+}
