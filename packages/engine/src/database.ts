@@ -36,7 +36,6 @@ import {
   type Statements,
 } from './storage/statements.js';
 import { prepareStreamStatements, type StreamStatements } from './storage/stream-statements.js';
-import { WalSync } from './storage/wal-sync.js';
 import { compileSubscriptionQuery } from './subscriptions/query.js';
 import {
   type NewSubscription,
@@ -52,11 +51,7 @@ import {
 } from './write-transaction.js';
 
 export interface DatabaseOptions {
-  /**
-   * fsync policy of docs.db; `full` (default) makes every acknowledged write durable: the WAL is
-   * flushed off the event loop after each commit and the write acknowledged once it is on disk
-   * (storage/wal-sync.ts). `normal` and `off` are SQLite's, for data that may be lost.
-   */
+  /** fsync policy of docs.db; `full` (default) makes every acknowledged write durable. */
   synchronous?: SynchronousMode;
   /** Bodies at least this long (in characters of JSON) are stored compressed. Default 4096. */
   compressionThresholdBytes?: number;
@@ -136,8 +131,6 @@ export class Database {
   private readonly listeners = new Set<CommitListener>();
   private readonly closeListeners = new Set<() => void>();
   private readonly commitHook: CommitHook | undefined;
-  /** Flushes the WAL after commits (synchronous `full`); null when writes need not be durable. */
-  private readonly walSync: WalSync | null;
   /** Null when the database is not mirrored. */
   readonly mirror: MirrorShipper | null;
   private closed = false;
@@ -171,18 +164,13 @@ export class Database {
     this.commitHook = mirror
       ? (c) => mirror.append(c.txid, c.committedAt, c.schema, c.ops)
       : options.commitHook;
-    this.walSync =
-      (options.synchronous ?? 'full') === 'full'
-        ? new WalSync(path.join(directory, `${DOCS_FILE}-wal`))
-        : null;
-    const walSync = this.walSync;
     this.merger = new TransactionMerger(
       () => new WriteTransaction(this.s, this.state, this.clock()),
       (tx) => this.afterCommit(tx),
       {
         merge: options.mergeTransactions ?? true,
         maxUnitsPerTransaction: options.maxDocumentsPerTransaction ?? 20_000,
-        fence: () => walSync?.failure ?? mirror?.fencedError() ?? options.writeFence?.() ?? null,
+        fence: () => mirror?.fencedError() ?? options.writeFence?.() ?? null,
       },
     );
   }
@@ -212,11 +200,7 @@ export class Database {
   ): Database {
     const sqlite = new BetterSqlite3(path.join(directory, DOCS_FILE));
     try {
-      // `full` is SQLite's NORMAL plus WalSync's flush before each acknowledgment (see WalSync).
-      const synchronous = options.synchronous ?? 'full';
-      const migratedFrom = prepareStorage(sqlite, {
-        synchronous: synchronous === 'full' ? 'normal' : synchronous,
-      });
+      const migratedFrom = prepareStorage(sqlite, { synchronous: options.synchronous ?? 'full' });
       const s = prepareStatements(sqlite);
       if (newName !== undefined) {
         sqlite
@@ -586,7 +570,7 @@ export class Database {
   }
 
   writeStats() {
-    return { ...this.merger.stats(), walSyncs: this.walSync?.stats().syncs ?? null };
+    return this.merger.stats();
   }
 
   /** Commits what is queued, then closes the file. Idempotent. */
@@ -602,7 +586,6 @@ export class Database {
     }
     this.closeListeners.clear();
     await this.merger.close();
-    await this.walSync?.close();
     await this.mirror?.close();
     this.sqlite.close();
   }
@@ -615,24 +598,10 @@ export class Database {
         return BACKUP_PAGES_PER_STEP;
       },
     });
-    // The copy holds every commit up to its end, some perhaps still in their WAL flush: the mirror
-    // publishes it (labelled with the copy's own txid) only once they are durable here too, so a
-    // power loss can never make this file reuse a txid the mirror already holds for other writes.
-    await this.walSync?.durable();
   }
 
   private afterCommit(tx: WriteTransaction): Promise<void> | undefined {
     tx.publish();
-    // Nothing leaves the writer before it is durable: the mirror and the listeners (changes feed,
-    // subscriptions, indexer nudges) hear of a commit once the WAL flush covering it returned, in
-    // commit order (flushes answer in order), so none is shown a write a power loss could take back.
-    // A transaction that wrote nothing (every unit failed) has nothing to flush.
-    if (this.walSync === null || tx.committed === null) return this.announce(tx);
-    return this.walSync.durable().then(() => this.announce(tx));
-  }
-
-  /** Ships a durable commit to the mirror and tells the listeners; a returned promise holds its acknowledgment. */
-  private announce(tx: WriteTransaction): Promise<void> | undefined {
     // The mirror first: a listener that throws must not keep a transaction from it.
     const confirmed =
       tx.committed && this.commitHook
