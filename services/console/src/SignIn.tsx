@@ -1,13 +1,42 @@
 // Sign-in the way the gateway works for people: the browser has already presented the person's client
 // certificate (or this page would not have loaded); the code from their authenticator opens a two-factor
-// session bound to this browser (an HttpOnly, Secure, SameSite=Strict cookie).
-import { type FormEvent, useState } from 'react';
-import { ApiError, call, OpenedSchema, setCsrfToken } from './api.js';
+// session bound to this browser (an HttpOnly, Secure, SameSite=Strict cookie). A person whose enrolment a
+// tenant admin started for them to collect (GET /auth/enrolment) is offered its QR code, once
+// (POST /auth/enrolment answers it to this certificate one time).
+import { type FormEvent, useEffect, useState } from 'react';
+import { z } from 'zod';
+import { ApiError, call, describeError, OpenedSchema, setCsrfToken } from './api.js';
+import { EnrolmentQr, enrolmentToShow, type ShownEnrolment } from './EnrolmentQr.js';
+
+const PendingSchema = z.looseObject({ Pending: z.boolean() });
+const CollectedSchema = z.looseObject({ Secret: z.string(), Uri: z.string() });
 
 export function SignIn({ onSignedIn }: { onSignedIn: () => Promise<void> }) {
   const [code, setCode] = useState('');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  const [pending, setPending] = useState(false);
+  const [enrolment, setEnrolment] = useState<ShownEnrolment | null>(null);
+
+  useEffect(() => {
+    // Programs and people without a started enrolment simply see no offer.
+    call('GET', '/auth/enrolment', PendingSchema).then(
+      ({ body }) => setPending(body.Pending),
+      () => setPending(false),
+    );
+  }, []);
+
+  async function collect() {
+    setError('');
+    try {
+      const { body } = await call('POST', '/auth/enrolment', CollectedSchema);
+      setEnrolment(await enrolmentToShow(body.Secret, body.Uri));
+    } catch (failure) {
+      setError(describeError(failure));
+    } finally {
+      setPending(false);
+    }
+  }
 
   async function submit(event: FormEvent) {
     event.preventDefault();
@@ -30,6 +59,25 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => Promise<void> }) {
   return (
     <main className="sign-in">
       <h1>Sign in to Rookery</h1>
+      {pending && (
+        <section aria-labelledby="enrolment-heading" className="enrolment">
+          <h2 id="enrolment-heading">Your authenticator</h2>
+          <p>
+            A tenant administrator started your two-factor enrolment. Its QR code is shown once, here: have
+            your authenticator app ready.
+          </p>
+          <button type="button" onClick={() => void collect()}>
+            Show my QR code
+          </button>
+        </section>
+      )}
+      {enrolment && (
+        <section aria-labelledby="enrolment-heading" className="enrolment">
+          <h2 id="enrolment-heading">Your authenticator</h2>
+          <EnrolmentQr enrolment={enrolment} name="you" />
+          <p>Then type the code your app shows below.</p>
+        </section>
+      )}
       <form onSubmit={submit} aria-describedby="sign-in-help">
         <label htmlFor="totp">Code from your authenticator app</label>
         <input

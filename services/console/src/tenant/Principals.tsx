@@ -1,13 +1,15 @@
 // The tenant's principals (control API, /control/principals): for each, its certificates (issue with a
 // PKCS#12 to download, whose key the control plane answers once and never keeps; revoke), and for people
-// two-factor enrolment, whose QR code the admin shows the person once (the secret is answered once too).
-import QRCode from 'qrcode';
+// two-factor enrolment: either its QR code shown here once, to the admin who shows the person, or left for
+// the person to collect once at their own sign-in (the admin never sees that secret).
 import { useCallback, useEffect, useState } from 'react';
 import { call, controlPath, describeError } from '../api.js';
+import { EnrolmentQr, enrolmentToShow, type ShownEnrolment } from '../EnrolmentQr.js';
 import {
   type Certificate,
   CertificatesSchema,
   EnrolmentSchema,
+  EnrolmentStartedSchema,
   IssuedSchema,
   type Principal,
   PrincipalsSchema,
@@ -44,7 +46,8 @@ function PrincipalCard({ principal }: { principal: Principal }) {
   const [certificates, setCertificates] = useState<Certificate[]>([]);
   const [password, setPassword] = useState('');
   const [download, setDownload] = useState<{ url: string; serial: string } | null>(null);
-  const [enrolment, setEnrolment] = useState<{ secret: string; qr: string } | null>(null);
+  const [enrolment, setEnrolment] = useState<ShownEnrolment | null>(null);
+  const [leftForPerson, setLeftForPerson] = useState(false);
   const [failure, setFailure] = useState('');
   const base = controlPath(`principals/${encodeURIComponent(principal.id)}`);
 
@@ -89,8 +92,14 @@ function PrincipalCard({ principal }: { principal: Principal }) {
 
   const enrol = () =>
     act(async () => {
-      const { body } = await call('POST', `${base}/totp`, EnrolmentSchema);
-      setEnrolment({ secret: body.secret, qr: await QRCode.toDataURL(body.uri, { margin: 2, width: 220 }) });
+      const { body } = await call('POST', `${base}/totp`, EnrolmentSchema, { body: { deliverTo: 'admin' } });
+      setEnrolment(await enrolmentToShow(body.secret, body.uri));
+    });
+
+  const leaveForPerson = () =>
+    act(async () => {
+      await call('POST', `${base}/totp`, EnrolmentStartedSchema, { body: { deliverTo: 'person' } });
+      setLeftForPerson(true);
     });
 
   const passwordId = `p12-password-${principal.id}`;
@@ -166,25 +175,23 @@ function PrincipalCard({ principal }: { principal: Principal }) {
           (its private key is in this page only: it is not kept anywhere).
         </p>
       )}
-      {principal.kind === 'person' && !enrolment && (
-        <button type="button" onClick={() => void enrol()}>
-          Start two-factor enrolment for {principal.name}
-        </button>
+      {principal.kind === 'person' && !enrolment && !leftForPerson && (
+        <p className="actions">
+          <button type="button" onClick={() => void enrol()}>
+            Start two-factor enrolment for {principal.name}
+          </button>{' '}
+          <button type="button" onClick={() => void leaveForPerson()}>
+            Let {principal.name} collect the enrolment at sign-in
+          </button>
+        </p>
       )}
-      {enrolment && (
-        <figure>
-          <img
-            src={enrolment.qr}
-            alt={`Authenticator QR code for ${principal.name}`}
-            width={220}
-            height={220}
-          />
-          <figcaption>
-            Scan it with the authenticator app, or type the secret <code>{enrolment.secret}</code>. It is
-            shown this once.
-          </figcaption>
-        </figure>
+      {leftForPerson && (
+        <p role="status">
+          Enrolment started: {principal.name} is shown the QR code once, on the sign-in page of the console,
+          with their own certificate. Nobody else sees it.
+        </p>
       )}
+      {enrolment && <EnrolmentQr enrolment={enrolment} name={principal.name} />}
     </article>
   );
 }

@@ -38,6 +38,8 @@ export const IssuedSchema = z.looseObject({
 });
 export const RevokedSchema = z.looseObject({ certificate: CertificateSchema });
 export const EnrolmentSchema = z.looseObject({ secret: z.string(), uri: z.string() });
+/** The answer when the person collects the secret themselves: no secret in it. */
+export const EnrolmentStartedSchema = z.looseObject({ pending: z.literal(true) });
 
 export const JobSchema = z.looseObject({
   id: z.string(),
