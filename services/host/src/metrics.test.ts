@@ -1,5 +1,6 @@
 // The host's mirror-lag gauges: the worst of what its running tenants report, the aggregation alone and
 // then end to end from a real tenant process (its activity reports over IPC) to the host's /metrics text.
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { makeTempDir } from '@rookery/testkit';
 import pino from 'pino';
@@ -8,7 +9,7 @@ import { loadHostConfig } from './config.js';
 import { HostMetrics } from './metrics.js';
 import { TenantSupervisor } from './supervisor.js';
 import { sourceTenantCommand } from './tenant-command.js';
-import type { MirrorLag } from './tenant-process.js';
+import { type MirrorLag, TenantProcess } from './tenant-process.js';
 import { TenantClient } from './test-fixtures/tenant-client.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -89,4 +90,28 @@ describe('host metrics: mirror lag', () => {
       )
       .toEqual([1, 0]);
   }, 120_000);
+
+  it("ignores a tenant process's report whose lag is not a count and an age (it keeps the last good one)", async () => {
+    // A real child process speaking the tenant's IPC: hostile reports around one good one, then `spare`,
+    // which the host handles after everything sent before it (one channel, in order).
+    const activity = (mirrorLag: unknown) => ({ type: 'activity', lastRequestAt: 1, inFlight: 0, mirrorLag });
+    const messages = [
+      activity({ ms: -5, transactions: 1 }),
+      activity({ ms: 10, transactions: 1.5 }),
+      activity('far behind'),
+      activity({ ms: 250, transactions: 2 }),
+      activity({ ms: 1e12, transactions: -1 }),
+      activity({ ms: null, transactions: 3 }),
+      { spare: true },
+    ];
+    const script = `for (const m of ${JSON.stringify(messages)}) process.send(m); process.on('disconnect', () => process.exit(0));`;
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const proc = new TenantProcess(child, pino({ level: 'silent' }));
+    cleanups.push(async () => {
+      child.disconnect();
+      await proc.exited;
+    });
+    await proc.spareReady;
+    expect(proc.mirrorLag).toEqual({ ms: 250, transactions: 2 });
+  });
 });
