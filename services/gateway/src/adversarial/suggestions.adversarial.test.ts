@@ -69,6 +69,36 @@ describe('suggestions under attack', () => {
     expect(ordinary.json.Results).toEqual([{ Name: 'Query', Suggestions: ['jquery'] }]);
   });
 
+  it('refuses a PageSize over 400 or options that are not an object, and honours one within it', async () => {
+    // Parameters are JSON scalars on the wire (QueryParametersSchema): options come as JSON text.
+    const withOptions = (options: unknown) =>
+      admin.call('POST', '/databases/shop/queries', {
+        Query: `from index 'Packages/Search' select suggest(Query, 'jsom', $o)`,
+        QueryParameters: { o: options },
+        WaitForNonStaleResults: true,
+      });
+    for (const options of [
+      '{"PageSize": 1000000000}',
+      '{"PageSize": 401}',
+      '{"PageSize": -1}',
+      '{"PageSize": "all"}',
+      '[1]',
+      '{',
+    ]) {
+      const reply = await withOptions(options);
+      expect({ status: reply.status, code: reply.json.code }, options).toEqual({
+        status: 400,
+        code: 'InvalidQuery',
+      });
+      expect(reply.json.detail).toMatch('PageSize a whole number from 1 to 400');
+    }
+    // An object where the wire takes scalars is refused at the boundary, before the engine.
+    expect((await withOptions({ PageSize: 1_000_000_000 })).status).toBe(400);
+    const one = await withOptions('{"PageSize": 1}');
+    expect(one.status).toBe(200);
+    expect((one.json.Results as { Suggestions: string[] }[])[0]?.Suggestions).toHaveLength(1);
+  });
+
   it('answers lone surrogates, astral characters and a term at the limit without a 500', async () => {
     for (const term of ['\uD800', 'jqu\uDFFFery', '😀'.repeat(100), 'x'.repeat(MAX_TERM), '\u0000jquery']) {
       for (const field of ['Query', 'Tags']) {
