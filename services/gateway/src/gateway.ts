@@ -421,7 +421,16 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     await flushUsage(); // what this gateway counted so far is included
     const to = query.data.to ?? now();
     const from = query.data.from ?? to - 24 * 60 * 60_000;
-    const rows = await options.store.usage(tenantId, from, to);
+    // Storage as the host measures it for the storage quota (its files on disk, without waking the tenant).
+    // Not being able to measure it now (a fleet host unreachable) leaves Bytes null, not the usage unread.
+    const [rows, tenant, storage] = await Promise.all([
+      options.store.usage(tenantId, from, to),
+      options.store.getTenant(tenantId),
+      router.storageOf(tenantId).catch((error: unknown) => {
+        log.warn({ err: error, tenant: tenantId }, 'storage not measured for /usage');
+        return null;
+      }),
+    ]);
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(
       JSON.stringify({
@@ -433,6 +442,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
           BytesOut: r.bytesOut,
           WorkUnits: r.workUnits,
         })),
+        Storage: { Bytes: storage?.bytes ?? null, QuotaBytes: tenant?.quota.storageBytes ?? null },
       }),
     );
   }

@@ -42,7 +42,11 @@ describe("a person's started enrolment", () => {
     expect([program.status, program.json.code]).toEqual([400, 'InvalidRequest']);
 
     // Ada's own certificate, but the request sent by another site's page (the browser presents it anyway).
-    for (const headers of [{ origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }]) {
+    const crossSiteHeaders: Record<string, string>[] = [
+      { origin: 'https://evil.example' },
+      { 'sec-fetch-site': 'cross-site' },
+    ];
+    for (const headers of crossSiteHeaders) {
       const crossSite = await ada.call('POST', '/auth/enrolment', undefined, headers);
       expect([crossSite.status, crossSite.json.code]).toEqual([403, 'CrossSiteRequest']);
     }
