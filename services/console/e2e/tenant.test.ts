@@ -57,6 +57,12 @@ describe('the Tenant page', () => {
     // The console's own requests are counted (the gateway flushes what it counted before answering).
     await page.getByRole('img', { name: /^Requests: [1-9]\d* requests in the last 60 minutes/ }).waitFor();
     await page.getByRole('img', { name: /^Work units: / }).waitFor();
+    // Storage against the quota (the default quota, 1 GiB), as the host measures it: the database is on disk.
+    await page
+      .getByRole('img', {
+        name: /^Storage: [1-9][\d,]* bytes of 1,073,741,824 bytes \(\d+(\.\d)?% of the quota\)$/,
+      })
+      .waitFor();
   });
 
   it('issues a certificate whose PKCS#12 downloads, then revokes it', async () => {

@@ -1,6 +1,6 @@
 // The console's frame: who is signed in (GET /auth/session), the sign-in page until a two-factor session
 // is open, then the database picker and the pages. Pages are chosen by the URL's hash (#documents,
-// #query, #indexes, #tenant, #hosts), so the gateway serves one page, `/`, and the browser's back button still works.
+// #query, #indexes, #subscriptions, #tenant, #hosts), so the gateway serves one page, `/`, and the browser's back button still works.
 import { type ReactNode, useCallback, useEffect, useState } from 'react';
 import {
   ApiError,
@@ -20,12 +20,14 @@ import { Indexes } from './indexes/Indexes.js';
 import { Query } from './Query.js';
 import { canWrite } from './roles.js';
 import { SignIn } from './SignIn.js';
+import { Subscriptions } from './subscriptions/Subscriptions.js';
 import { Tenant } from './tenant/Tenant.js';
 
 const PAGES = [
   ['documents', 'Documents'],
   ['query', 'Query'],
   ['indexes', 'Indexes'],
+  ['subscriptions', 'Subscriptions'],
   ['tenant', 'Tenant'],
   ['hosts', 'Hosts'],
 ] as const;
@@ -203,6 +205,9 @@ function Workspace(props: {
         {database !== '' && page === 'query' && <Query key={database} database={database} />}
         {admin && page === 'tenant' && <Tenant database={database} />}
         {operator && page === 'hosts' && <Hosts />}
+        {database !== '' && page === 'subscriptions' && (
+          <Subscriptions key={database} database={database} canWrite={writable} />
+        )}
         {database !== '' && page === 'indexes' && (
           <Indexes key={database} database={database} canWrite={writable} />
         )}

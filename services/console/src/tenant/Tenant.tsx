@@ -1,10 +1,11 @@
-// The tenant page, for tenant admins (the control API answers only them): usage per minute over the last
-// hour, principals and certificates, two-factor enrolment, backups and restores of the current database.
+// The tenant page, for tenant admins (the control API answers only them): storage against the quota, usage
+// per minute over the last hour, principals and certificates, two-factor enrolment, backups and restores of the current database.
 import { useEffect, useState } from 'react';
 import { call, describeError, usagePath } from '../api.js';
 import { Backups } from './Backups.js';
 import { Principals } from './Principals.js';
-import { type UsageMinute, UsageSchema } from './schemas.js';
+import { StorageChart } from './StorageChart.js';
+import { type Storage, type UsageMinute, UsageSchema } from './schemas.js';
 import { UsageChart } from './UsageChart.js';
 
 const MINUTE_MS = 60_000;
@@ -23,12 +24,16 @@ function lastHour(recorded: UsageMinute[], to: number): UsageMinute[] {
 
 export function Tenant({ database }: { database: string }) {
   const [minutes, setMinutes] = useState<UsageMinute[] | null>(null);
+  const [storage, setStorage] = useState<Storage | null>(null);
   const [failure, setFailure] = useState('');
 
   useEffect(() => {
     const to = Date.now();
     call('GET', usagePath(to - HOUR_MS, to), UsageSchema).then(
-      ({ body }) => setMinutes(lastHour(body.Minutes, to)),
+      ({ body }) => {
+        setMinutes(lastHour(body.Minutes, to));
+        setStorage(body.Storage);
+      },
       (error: unknown) => setFailure(describeError(error)),
     );
   }, []);
@@ -43,6 +48,7 @@ export function Tenant({ database }: { database: string }) {
             {failure}
           </p>
         )}
+        {storage && <StorageChart bytes={storage.Bytes} quotaBytes={storage.QuotaBytes} />}
         {minutes && (
           <>
             <UsageChart minutes={minutes} title="Requests" unit="requests" value={(m) => m.Requests} />

@@ -13,7 +13,10 @@ export const UsageSchema = z.looseObject({
       WorkUnits: z.number(),
     }),
   ),
+  /** Bytes on disk as the host measures them for the quota (null: not measured now), and the quota. */
+  Storage: z.looseObject({ Bytes: z.number().nullable(), QuotaBytes: z.number().nullable() }),
 });
+export type Storage = z.infer<typeof UsageSchema>['Storage'];
 export type UsageMinute = z.infer<typeof UsageSchema>['Minutes'][number];
 
 export const PrincipalSchema = z.looseObject({
