@@ -3,7 +3,8 @@
 // suggestions, timings and the plan as such, and the export of every result (query/Extras.tsx).
 import { type KeyboardEvent, useState } from 'react';
 import { ApiError, call, databasePath, type QueryResult, QueryResultSchema } from './api.js';
-import { ExportResults, PlanSchema, PlanTree, specialResultsOf, TimingsChart } from './query/Extras.js';
+import { ExportResults } from './query/ExportResults.js';
+import { PlanSchema, PlanTree, specialResultsOf, TimingsChart } from './query/Extras.js';
 import { RqlEditor } from './query/RqlEditor.js';
 
 interface QueryError {

@@ -1,10 +1,8 @@
 // What a query answers besides rows: facets and suggestions (select facet(…) / suggest(…)) shown as such,
 // the timings of `include timings()` as a bar chart (plain SVG, as the usage charts), the plan of
-// `include explanations()` as a tree, and the export of every result through the stream API.
-import { type ReactElement, useEffect, useState } from 'react';
+// `include explanations()` as a tree. The export of every result is ExportResults.tsx.
+import type { ReactElement } from 'react';
 import { z } from 'zod';
-import { describeError } from '../api.js';
-import { streamRows, toCsv, toNdjson } from './export.js';
 
 const FacetsSchema = z
   .array(z.object({ Name: z.string(), Values: z.array(z.object({ Range: z.string(), Count: z.number() })) }))
@@ -140,56 +138,5 @@ function PlanItem({ node }: { node: PlanNode }) {
         </ul>
       )}
     </li>
-  );
-}
-
-/** Every result of the query (not one page), streamed, then offered as a file to save. */
-export function ExportResults(props: {
-  database: string;
-  query: string;
-  parameters: Record<string, unknown>;
-}) {
-  const [file, setFile] = useState<{ url: string; name: string; rows: number } | null>(null);
-  const [failure, setFailure] = useState('');
-  const [busy, setBusy] = useState(false);
-  useEffect(() => () => (file ? URL.revokeObjectURL(file.url) : undefined), [file]);
-
-  async function run(format: 'ndjson' | 'csv') {
-    setBusy(true);
-    setFailure('');
-    setFile(null);
-    try {
-      const rows = await streamRows(props.database, props.query, props.parameters);
-      const blob =
-        format === 'csv'
-          ? new Blob([toCsv(rows)], { type: 'text/csv' })
-          : new Blob([toNdjson(rows)], { type: 'application/x-ndjson' });
-      setFile({ url: URL.createObjectURL(blob), name: `results.${format}`, rows: rows.length });
-    } catch (error) {
-      setFailure(describeError(error));
-    } finally {
-      setBusy(false);
-    }
-  }
-
-  return (
-    <div className="export">
-      <button type="button" disabled={busy} onClick={() => void run('ndjson')}>
-        Export as NDJSON
-      </button>
-      <button type="button" disabled={busy} onClick={() => void run('csv')}>
-        Export as CSV
-      </button>
-      {file && (
-        <a href={file.url} download={file.name}>
-          Save {file.name} ({file.rows} rows)
-        </a>
-      )}
-      {failure && (
-        <p role="alert" className="error">
-          {failure}
-        </p>
-      )}
-    </div>
   );
 }

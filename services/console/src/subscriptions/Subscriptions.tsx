@@ -45,7 +45,7 @@ export function Subscriptions({ database, canWrite }: { database: string; canWri
   }
 
   useEffect(() => {
-    void act(reload);
+    reload().catch((error: unknown) => setFailure(describeError(error)));
   }, [reload]);
 
   const create = (event: FormEvent) => {
