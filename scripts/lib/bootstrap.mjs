@@ -26,7 +26,7 @@ export function step(message) {
 }
 
 /** The command that runs the project's pinned pnpm: a matching global one, or the exact version through npm exec. */
-function pnpmCommand() {
+export function pnpmCommand() {
   try {
     const version = execFileSync('pnpm', ['--version'], {
       encoding: 'utf8',

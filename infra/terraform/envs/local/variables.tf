@@ -9,7 +9,7 @@ variable "root_dir" {
 }
 
 variable "repo_dir" {
-  description = "The repository (with its build): the nodes' working directory, as the release directory is on AWS."
+  description = "The nodes' working directory, as the release directory is on AWS: the unpacked release artifact (`pnpm release`), or the repository with its build."
   type        = string
 }
 

@@ -9,7 +9,7 @@ variable "role" {
 }
 
 variable "install_dir" {
-  description = "Where the release artifact (the output of `pnpm deploy`) is unpacked; services/<role>/dist/main.js lives under it."
+  description = "Where the release artifact (`pnpm release`) is unpacked; services/<role>/dist/main.js lives under it."
   type        = string
   default     = "/opt/rookery/current"
 }
