@@ -72,10 +72,6 @@ export async function exportRows(
   sink: ExportSink,
   cap: number | null,
 ): Promise<number> {
-  const response = await openStream('POST', databasePath(request.database, 'streams/queries'), {
-    Query: request.query,
-    QueryParameters: request.parameters,
-  });
   const encoder = format === 'csv' ? csvEncoder() : (rows: unknown[]) => toNdjson(rows);
   let batch: unknown[] = [];
   let count = 0;
@@ -86,6 +82,11 @@ export async function exportRows(
     batch = [];
   };
   try {
+    // Inside the try: a stream refused before its first line aborts the file the person picked too.
+    const response = await openStream('POST', databasePath(request.database, 'streams/queries'), {
+      Query: request.query,
+      QueryParameters: request.parameters,
+    });
     for await (const line of lines(response)) {
       // The previous line was a row: only the last line of the stream is its end (or error) line.
       if (pending !== undefined) {
