@@ -200,7 +200,7 @@ describe('the suggestion structure', () => {
           }
         },
       ),
-      { numRuns: 25 },
+      { numRuns: 12 },
     );
   });
 
@@ -287,7 +287,7 @@ describe('full-text tokens', () => {
           }
         },
       ),
-      { numRuns: 30 },
+      { numRuns: 15 },
     );
   });
 });
