@@ -134,7 +134,7 @@ describe("envs/local's rendered configuration runs a fleet", () => {
   let tofu = '';
   // The nodes run from the release artifact, unpacked as the user data unpacks it into the install
   // directory, not from the repository: what `pnpm release` packs is what runs. Built from the suite's
-  // build (about 100 s at nice 19: one `pnpm deploy` per service, then the tarball).
+  // build (20 to 100 s here at nice 19: one `pnpm deploy` per service, then the tarball).
   let installDir = '';
   beforeAll(() => {
     tofu = ensureTofu();
