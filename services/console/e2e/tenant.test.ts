@@ -1,7 +1,8 @@
 // The Tenant page in headless Chromium against the real stack (as console.test.ts): usage charts, a
 // certificate issued (the PKCS#12 downloaded) and revoked, two-factor enrolment's QR code, a backup and a
 // restore queued with their jobs listed; a person who is not a tenant admin has no Tenant page and the
-// control API refuses them all the same; an operator picks the tenant the pages act on. No worker runs in this stack, so the jobs stay queued here.
+// control API refuses them all the same; an operator picks the tenant the pages act on. A real worker
+// process runs with the stack, so the page shows the backup and the restore completing.
 import fs from 'node:fs';
 import { type Client, type Stack, startStack } from '@rookery/gateway/testing';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -15,13 +16,20 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let bob: { id: string };
+const SHOP_DOCUMENTS = {
+  'orders/1': { Total: 12.5, '@metadata': { '@collection': 'Orders' } },
+  'orders/2': { Total: 40, '@metadata': { '@collection': 'Orders' } },
+};
 const policyViolations: string[] = [];
 
 beforeAll(async () => {
-  stack = await startStack({ consoleDir: DIST });
+  stack = await startStack({ consoleDir: DIST, worker: true });
   admin = await stack.tenantAdmin({ id: 'acme', name: 'Acme' }, 'ops');
   await stack.running('acme');
   expect((await admin.call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
+  for (const [id, doc] of Object.entries(SHOP_DOCUMENTS)) {
+    expect((await admin.call('PUT', `/databases/shop/docs?id=${id}`, doc)).status).toBe(201);
+  }
   const created = await admin.call('POST', '/control/principals', {
     name: 'Bob Builder',
     kind: 'person',
@@ -97,22 +105,41 @@ describe('the Tenant page', () => {
     await shot(page, 'tenant');
   });
 
-  it('queues a backup and a restore and lists their jobs', async () => {
+  it('queues a backup and a restore and shows their jobs completing', async () => {
+    const jobs = page.getByRole('table', { name: 'Jobs of this tenant, newest first' });
+    /** Waits until the page shows job `id` (read from the notice) as completed, with its type. */
+    async function completes(notice: RegExp, type: string): Promise<void> {
+      const text = page.getByText(notice);
+      await text.waitFor();
+      const id = notice.exec((await text.textContent()) ?? '')![1]!;
+      const row = jobs.getByRole('row').filter({ has: page.getByRole('cell', { name: id, exact: true }) });
+      await row.getByRole('cell', { name: type, exact: true }).waitFor();
+      // The page polls while a job is queued or active; the worker's progress ends in `completed`.
+      await row.getByRole('cell', { name: 'completed', exact: true }).waitFor({ timeout: 120_000 });
+    }
+
     await page.getByRole('button', { name: 'Back up shop' }).click();
-    await page.getByText(/^Backup of shop: job \S+ is queued\.$/).waitFor();
+    await completes(/^Backup of shop: job (\S+) is queued\.$/, 'backup');
+    // The restore takes the latest complete backup: it is queued once the backup has completed.
     await page.getByLabel('Restore the latest backup of shop into a new database named').fill('shop-copy');
     await page.getByRole('button', { name: 'Restore', exact: true }).click();
-    await page.getByText(/^Restore into shop-copy: job \S+ is queued\.$/).waitFor();
-    const jobs = page.getByRole('table', { name: 'Jobs of this tenant, newest first' });
-    await jobs.getByRole('cell', { name: 'backup', exact: true }).waitFor();
-    await jobs.getByRole('cell', { name: 'restore', exact: true }).waitFor();
+    await completes(/^Restore into shop-copy: job (\S+) is queued\.$/, 'restore');
+
     const listed = await admin.call('GET', '/control/jobs');
-    expect((listed.json.jobs as { type: string }[]).map((job) => job.type).sort()).toEqual([
-      'backup',
-      'restore',
+    expect(
+      (listed.json.jobs as { type: string; state: string }[]).map((job) => [job.type, job.state]).sort(),
+    ).toEqual([
+      ['backup', 'completed'],
+      ['restore', 'completed'],
     ]);
+    // The restored database serves the documents backed up.
+    for (const [id, doc] of Object.entries(SHOP_DOCUMENTS)) {
+      const reply = await admin.call('GET', `/databases/shop-copy/docs?id=${encodeURIComponent(id)}`);
+      expect(reply.status).toBe(200);
+      expect((reply.json.Results as Record<string, unknown>[])[0]).toMatchObject({ Total: doc.Total });
+    }
     expect(policyViolations).toEqual([]);
-  });
+  }, 180_000);
 });
 
 describe('a person who is not a tenant admin', () => {

@@ -18,7 +18,8 @@ export function Backups({ database }: { database: string }) {
     setJobs(body.jobs);
   }, []);
 
-  const active = jobs.some((job) => job.state === 'queued' || job.state === 'running');
+  // The queue's states (packages/jobs): a job being run is `active`.
+  const active = jobs.some((job) => job.state === 'queued' || job.state === 'active');
   useEffect(() => {
     reload().catch((error: unknown) => setFailure(describeError(error)));
   }, [reload]);

@@ -1,6 +1,8 @@
 // A whole embedded Rookery for end-to-end tests, with real parts: a SQLite
 // control store, the CA, the host supervising real tenant processes, and the
 // gateway on HTTPS. Principals get real certificates; clients speak real TLS.
+
+import path from 'node:path';
 import {
   type ControlStore,
   type CreatePrincipalInput,
@@ -28,6 +30,7 @@ import { HostClient } from '../host-client.js';
 import type { LiveLimits } from '../live-limits.js';
 import type { ServerTimeouts } from '../server-timeouts.js';
 import { type Client, type Connection, gatewayClients } from './gateway-clients.js';
+import { startStackWorker } from './stack-worker.js';
 
 export const TOKEN = 'test-internal-token-0123456789';
 
@@ -39,7 +42,7 @@ export interface Stack {
   store: ControlStore;
   ca: CertificateAuthority;
   masterKey: Buffer;
-  /** The embedded job queue the control API reads (no worker runs in these tests). */
+  /** The embedded job queue the control API reads (a worker runs its jobs only with `worker: true`). */
   jobs: JobQueue<RookeryJobTypes>;
   gateway: Gateway;
   supervisor: TenantSupervisor;
@@ -85,6 +88,12 @@ export interface StackOptions {
   gatewayTimeouts?: Partial<ServerTimeouts>;
   /** The console's build the gateway serves at `/` (none otherwise: `/` answers 404). */
   consoleDir?: string;
+  /**
+   * Runs a real worker process (services/worker) on the stack's data directory, mirror, master key and
+   * host, so queued backups and restores run; the tenants then mirror (sync) to `<dir>/mirror`, which
+   * backups read. Off otherwise: jobs stay queued and tenants do not mirror.
+   */
+  worker?: boolean;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
@@ -114,13 +123,26 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       tenantCpus: 0,
     },
   );
+  const mirrorDir = path.join(dir, 'mirror');
+  // Backups read the mirror: with a worker, the tenants ship every commit to it before acknowledging.
+  const mirrorEnv = options.worker ? { ROOKERY_MIRROR: mirrorDir, ROOKERY_MIRROR_MODE: 'sync' } : undefined;
+  const tenantEnv = mirrorEnv || options.tenantEnv ? { ...mirrorEnv, ...options.tenantEnv } : undefined;
   const supervisor = new TenantSupervisor(hostConfig, {
     logger,
     stdio: 'ignore',
-    ...(options.tenantEnv && { env: { ...process.env, ...options.tenantEnv } }),
+    ...(tenantEnv && { env: { ...process.env, ...tenantEnv } }),
   });
   const host = buildHostServer({ supervisor, internalToken: TOKEN, logger });
   const hostUrl = await host.listen({ host: '127.0.0.1', port: 0 });
+  const worker = options.worker
+    ? await startStackWorker({
+        dataDir: dir,
+        mirrorDir,
+        masterKeyFile: paths.masterKey,
+        hostUrl,
+        internalToken: TOKEN,
+      })
+    : null;
   const server = await issueServerCertificate(ca, { hosts: ['localhost', '127.0.0.1'], validDays: 30 });
   // A clock the tests can move (TOTP session expiry); null follows the real time.
   const clock = { now: null as number | null };
@@ -185,6 +207,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     async close() {
       await clients.close();
       await gateway.close();
+      await worker?.stop();
       await supervisor.shutdown();
       await host.close();
       await jobs.close();
