@@ -1,8 +1,8 @@
 // Every route of the control API as the gateway exposes it, read from the
 // control API itself (so a new route is never missed), turned into requests a
 // tenant-A certificate makes against tenant B. Each route lands in one group:
-// - `otherTenant`: names tenant B (`/control/tenants/{B}/…`) or manages tenants
-//   (operators only): the answer must be 403 Forbidden;
+// - `otherTenant`: names tenant B (`/control/tenants/{B}/…`), manages tenants or
+//   reads the fleet (operators only): the answer must be 403 Forbidden;
 // - `otherObjects`: the caller's own scope (`/control/…`) with the id of B's
 //   principal, certificate or job: the answer must be 404, as for an id that does not exist;
 // - `ownTenant`: acts on the caller's own tenant only, no id to aim at B.
@@ -33,6 +33,9 @@ const BODIES: Record<string, unknown> = {
   'POST /restores': { database: 'ledger', targetDatabase: 'stolen' },
 };
 
+/** Operators' routes outside `/control/tenants`: what they show spans tenants (the fleet's hosts). */
+const OPERATOR_ROUTES: ReadonlySet<string> = new Set(['/control/hosts']);
+
 export async function controlRouteCases(
   stack: Pick<Stack, 'store' | 'ca' | 'masterKey'>,
   other: { tenantId: string; principalId: string; serial: string; jobId: string },
@@ -50,7 +53,7 @@ export async function controlRouteCases(
       .replace(':serial', other.serial)
       .replace(':jobId', other.jobId);
     const entry = { route: `${method} ${url}`, method, path, body };
-    if (url.startsWith('/control/tenants')) cases.otherTenant.push(entry);
+    if (url.startsWith('/control/tenants') || OPERATOR_ROUTES.has(url)) cases.otherTenant.push(entry);
     else if (url.includes(':principalId') || url.includes(':serial') || url.includes(':jobId'))
       cases.otherObjects.push(entry);
     else cases.ownTenant.push(entry);
