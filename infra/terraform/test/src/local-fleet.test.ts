@@ -3,12 +3,10 @@
 // test writes exactly those files, plays the secrets fetcher (rookery-secrets.service: the secret variables
 // into the rendered secrets file, the secret files where the rendering says), and starts every node as its
 // rendered systemd unit says: its ExecStart in its WorkingDirectory with its EnvironmentFiles and nothing
-// else, in the install directory where the release artifact (`pnpm release`, scripts/release.mjs) is
-// unpacked as the user data unpacks it. Local values are only the module's inputs (directories, ports, the
-// Node binary), never edits of the output. Then traffic through both gateways over mutual TLS: a document
-// written through one and read through the other, then writes and reads through both while the owning host is
-// drained with `rookery host drain` (the tenant moves to another host), and afterwards every acknowledged
-// write read back through each gateway.
+// else. Local values are only the module's inputs (directories, ports, the Node binary), never edits of the
+// output. Then traffic through both gateways over mutual TLS: a document written through one and read through
+// the other, then writes and reads through both while the owning host is drained with `rookery host drain`
+// (the tenant moves to another host), and afterwards every acknowledged write read back through each gateway.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -22,7 +20,6 @@ import { ensureTofu, infraEnv, terraformDir } from '../../../../scripts/lib/infr
 import { stopProcess } from '../../../../scripts/lib/local-fleet.mjs';
 import { firstPortInUse } from '../../../../scripts/lib/ports.mjs';
 import { spawnReady } from '../../../../scripts/lib/services.mjs';
-import { buildRelease } from '../../../../scripts/release.mjs';
 
 const repoRoot = path.resolve(terraformDir, '..', '..');
 // [8]'s fleet: three hosts (a drained one's tenants have two to go to), two gateways behind the load balancer.
@@ -132,17 +129,8 @@ describe("envs/local's rendered configuration runs a fleet", () => {
 
   // The suite builds OpenTofu when it is missing, as its infrastructure step does: minutes cold, at nice 19.
   let tofu = '';
-  // The nodes run from the release artifact, unpacked as the user data unpacks it into the install
-  // directory, not from the repository: what `pnpm release` packs is what runs. Built from the suite's
-  // build (20 to 100 s here at nice 19: one `pnpm deploy` per service, then the tarball).
-  let installDir = '';
   beforeAll(() => {
     tofu = ensureTofu();
-    const { tarball } = buildRelease({ outDir: path.join(tmp.dir, 'release'), build: false });
-    installDir = path.join(tmp.dir, 'install');
-    fs.mkdirSync(installDir);
-    execFileSync('tar', ['-xzf', tarball, '-C', installDir]);
-    fs.rmSync(tarball);
   }, 3_600_000);
 
   it('three hosts, two gateways and a worker from the rendered files: traffic through both gateways over mutual TLS while a drain moves the tenant, every acknowledged write read back', async () => {
@@ -164,7 +152,7 @@ describe("envs/local's rendered configuration runs a fleet", () => {
       '-no-color',
       state,
       `-var=root_dir=${root}`,
-      `-var=repo_dir=${installDir}`,
+      `-var=repo_dir=${repoRoot}`,
       `-var=node_binary=${process.execPath}`,
       `-var=hosts=${HOSTS}`,
       `-var=gateways=${GATEWAYS}`,
