@@ -26,7 +26,8 @@ const ListQuerySchema = z.object({
 /**
  * Index management: `PUT /databases/{db}/indexes` (create or replace),
  * `GET /databases/{db}/indexes` (every index's stats), `GET …/indexes/stats?name=`,
- * `DELETE …/indexes?name=`, `POST …/indexes/reset?name=`.
+ * `GET …/indexes/definition?name=` (the definition as PUT took it), `DELETE …/indexes?name=`,
+ * `POST …/indexes/reset?name=`.
  */
 export function indexRoutes(app: FastifyInstance, context: RouteContext): void {
   const queriesOf = (params: unknown) => context.indexing.forDatabase((params as { db: string }).db);
@@ -50,6 +51,16 @@ export function indexRoutes(app: FastifyInstance, context: RouteContext): void {
     // RavenDB's GetIndexesOperation reads definitions here; Rookery's clients read stats.
     if (isRavenClient(request.headers)) return { Results: page.map(toRavenIndexDefinition) };
     return { Results: page.map((d) => statsOf(context, queries, d.Name)) };
+  });
+
+  // The definition exactly as PUT took it (the index file keeps it), so an editor can start from any index —
+  // also one made elsewhere — and PUT → GET → PUT is identity.
+  app.get('/databases/:db/indexes/definition', async (request) => {
+    const { name } = parseWith(NameQuerySchema, request.query, 'query string');
+    const queries = await queriesOf(request.params);
+    const reader = queries.indexes.reader(name);
+    if (!reader) throw notFound(queries, name);
+    return reader.definition;
   });
 
   app.get('/databases/:db/indexes/stats', async (request) => {
