@@ -1,14 +1,12 @@
 // The worker as a process of its own (src/main.ts, configured by ROOKERY_* variables), killed with
 // SIGKILL in the middle of a backup: the job must be retried by the next worker once its lease has
 // run out, the half-written backup must be deleted, and the backup made must restore to the source.
-import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Database } from '@rookery/engine';
 import { type JobQueue, jobQueueFile, openSqliteJobQueue } from '@rookery/jobs';
 import { loadOrCreateMasterKey } from '@rookery/pki';
 import type { RookeryJobTypes } from '@rookery/protocol';
-import { makeTempDir, spawnTs, waitForExit } from '@rookery/testkit';
+import { makeTempDir, waitForExit } from '@rookery/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BackupCatalog } from './backup/backup-catalog.js';
 import { deriveBackupKey } from './backup/backup-key.js';
@@ -22,18 +20,18 @@ import {
   prepareDatabase,
   TENANT,
 } from './test-fixtures/mirrored-database.js';
-
-const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
+import { type WorkerProcesses, workerProcesses } from './test-fixtures/worker-process.js';
 
 let tmp: ReturnType<typeof makeTempDir>;
 let dataDir: string;
 let source: Database;
 let queue: JobQueue<RookeryJobTypes>;
-const children: ChildProcess[] = [];
+let workers: WorkerProcesses;
 
 beforeEach(async () => {
   tmp = makeTempDir('rookery-worker-process-');
   dataDir = path.join(tmp.dir, 'data');
+  workers = workerProcesses(dataDir);
   source = createMirroredDatabase(path.join(tmp.dir, 'local'), path.join(dataDir, 'mirror'));
   await prepareDatabase(source);
   // About 6 MB of documents, varied enough not to compress to nothing.
@@ -56,36 +54,13 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await waitForExit(child);
-  }
+  await workers.stopAll();
   await queue.close();
   await source.close();
   tmp.cleanup();
 });
 
-/** Starts `node src/main.ts` as the worker and waits for its ready message. */
-async function startWorkerProcess(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawnTs(MAIN, [], {
-    ROOKERY_DATA: dataDir,
-    ROOKERY_MASTER_KEY_FILE: path.join(tmp.dir, 'master.key'),
-    ROOKERY_WORKER_PORT: '0',
-    ROOKERY_WORKER_POLL_MS: '100',
-    ROOKERY_BACKUP_EVERY_MINUTES: '0',
-    ROOKERY_LOG_LEVEL: 'warn',
-    ...env,
-  });
-  children.push(child);
-  child.stdout?.resume();
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', (code, signal) =>
-      reject(new Error(`the worker exited during start (${code ?? signal})`)),
-    );
-  });
-  return child;
-}
+const startWorkerProcess = (env: Record<string, string>) => workers.start(env);
 
 describe('a worker process killed mid-backup', () => {
   it('leaves the job to be retried after its lease; the retry deletes the half-written backup and completes', async () => {

@@ -1,14 +1,12 @@
 // The index-build job run by the worker as a process of its own (src/main.ts), SIGKILLed in the
 // middle of a build: nothing reaches the mirror that the indexer could adopt, the queue retries the
 // job once its lease has run out, and the retry's snapshot is adopted and caught up.
-import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Database, DatabaseIndexer, listIndexSnapshots } from '@rookery/engine';
 import { type JobQueue, jobQueueFile, openSqliteJobQueue } from '@rookery/jobs';
 import { type IndexDefinition, indexBuildDedupeKey, type RookeryJobTypes } from '@rookery/protocol';
-import { makeTempDir, spawnTs, waitForExit } from '@rookery/testkit';
+import { makeTempDir, waitForExit } from '@rookery/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { finished, SHORT_LEASE_JOB_TYPES, waitForJob } from '../test-fixtures/jobs.js';
 import {
@@ -18,8 +16,8 @@ import {
   prepareDatabase,
   TENANT,
 } from '../test-fixtures/mirrored-database.js';
+import { type WorkerProcesses, workerProcesses } from '../test-fixtures/worker-process.js';
 
-const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 const BY_WORD: IndexDefinition = {
   Name: 'Notes/ByWord',
   Maps: [{ Collection: 'Notes', Fields: { Word: 'Word', N: 'N' } }],
@@ -30,11 +28,12 @@ let tmp: ReturnType<typeof makeTempDir>;
 let dataDir: string;
 let source: Database;
 let queue: JobQueue<RookeryJobTypes>;
-const children: ChildProcess[] = [];
+let workers: WorkerProcesses;
 
 beforeEach(async () => {
   tmp = makeTempDir('rookery-index-build-job-');
   dataDir = path.join(tmp.dir, 'data');
+  workers = workerProcesses(dataDir);
   source = createMirroredDatabase(path.join(tmp.dir, 'local'), path.join(dataDir, 'mirror'));
   await prepareDatabase(source);
   await source.batch(
@@ -50,37 +49,15 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await waitForExit(child);
-  }
+  await workers.stopAll();
   await queue.close();
   await source.close();
   tmp.cleanup();
 });
 
-async function startWorkerProcess(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawnTs(MAIN, [], {
-    ROOKERY_DATA: dataDir,
-    ROOKERY_MASTER_KEY_FILE: path.join(tmp.dir, 'master.key'),
-    ROOKERY_WORKER_PORT: '0',
-    ROOKERY_WORKER_POLL_MS: '100',
-    ROOKERY_BACKUP_EVERY_MINUTES: '0',
-    ROOKERY_SWEEP_EVERY_MINUTES: '0',
-    ROOKERY_INDEX_BUILD_BATCH: '100',
-    ROOKERY_LOG_LEVEL: 'warn',
-    ...env,
-  });
-  children.push(child);
-  child.stdout?.resume();
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', (code, signal) =>
-      reject(new Error(`the worker exited during start (${code ?? signal})`)),
-    );
-  });
-  return child;
-}
+/** Every worker here builds in small batches, so a kill lands mid-build. */
+const startWorkerProcess = (env: Record<string, string>) =>
+  workers.start({ ROOKERY_INDEX_BUILD_BATCH: '100', ...env });
 
 describe('a worker process killed mid-build', () => {
   it('leaves nothing adopted; the retry builds the index and the indexer adopts and catches it up', async () => {
