@@ -13,6 +13,8 @@ describe('classifyTenantRoute', () => {
     ['GET', '/databases/shop/queries?query=from%20Users', 'shop', 'read'],
     ['PUT', '/databases/shop/indexes', 'shop', 'write'],
     ['POST', '/databases/shop/indexes/reset?name=x', 'shop', 'write'],
+    // An index's definition is read by everyone who may read the index (the console's editor starts from it).
+    ['GET', '/databases/shop/indexes/definition?name=Users/ByName', 'shop', 'read'],
     // HiLo is a GET that reserves ids: a write, however it is spelt.
     ['GET', '/databases/shop/hilo/next?tag=users', 'shop', 'write'],
     ['GET', '/databases/shop/%68ilo/next?tag=users', 'shop', 'write'],
