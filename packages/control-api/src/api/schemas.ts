@@ -12,6 +12,23 @@ export const PrincipalParamsSchema = TenantParamsSchema.extend({ principalId: z.
 export const CertificateParamsSchema = TenantParamsSchema.extend({ serial: z.string().min(1) });
 export const JobParamsSchema = TenantParamsSchema.extend({ jobId: z.string().min(1).max(64) });
 
+/** The most principals one page of `GET …/principals` answers, and how many it answers unasked. */
+export const PRINCIPAL_PAGE_MAX = 1000;
+export const PRINCIPAL_PAGE_DEFAULT = 100;
+
+/** `GET …/principals?start=&pageSize=`: the data plane's paging words (`GET /databases/{db}/indexes` takes them too). */
+export const PrincipalListQuerySchema = z
+  .object({
+    start: z.coerce.number().int().min(0).default(0),
+    pageSize: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(PRINCIPAL_PAGE_MAX, `pageSize is at most ${PRINCIPAL_PAGE_MAX}; read further pages with start`)
+      .default(PRINCIPAL_PAGE_DEFAULT),
+  })
+  .strict();
+
 export const JobListQuerySchema = z
   .object({
     type: z.enum(['backup', 'restore']).optional(),

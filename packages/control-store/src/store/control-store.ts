@@ -7,6 +7,7 @@ import type { GatewayFleetStore } from './gateways.js';
 import type {
   CertificateRecord,
   DatabaseRecord,
+  PageRequest,
   Principal,
   PrincipalKind,
   Quota,
@@ -67,8 +68,13 @@ export interface ControlStore extends FleetStore, GatewayFleetStore {
 
   createPrincipal(input: CreatePrincipalInput): Promise<Principal>;
   getPrincipal(id: string): Promise<Principal | null>;
-  /** The principals of one tenant, or the operators for null; ordered by creation. */
-  listPrincipals(tenantId: string | null): Promise<Principal[]>;
+  /**
+   * The principals of one tenant, or the operators for null; ordered by creation. With `page`, only
+   * `pageSize` of them from the `start`th (the control API's list pages them, a tenant may have thousands).
+   */
+  listPrincipals(tenantId: string | null, page?: PageRequest): Promise<Principal[]>;
+  /** How many principals `listPrincipals(tenantId)` would answer. */
+  countPrincipals(tenantId: string | null): Promise<number>;
   /** Removes the principal and its TOTP state; its certificates are kept, revoked at `at`. */
   deletePrincipal(id: string, at?: number): Promise<void>;
 

@@ -24,6 +24,7 @@ import {
   CertificateRecordSchema,
   type DatabaseRecord,
   DEFAULT_QUOTA,
+  type PageRequest,
   type Principal,
   PrincipalKindSchema,
   type Quota,
@@ -352,15 +353,25 @@ export class KyselyControlStore implements ControlStore {
     return row ? toPrincipal(row) : null;
   }
 
-  async listPrincipals(tenant: string | null): Promise<Principal[]> {
-    const rows = await this.db
+  async listPrincipals(tenant: string | null, page?: PageRequest): Promise<Principal[]> {
+    let query = this.db
       .selectFrom('principals')
       .selectAll()
       .where((eb) => (tenant === null ? eb('tenant_id', 'is', null) : eb('tenant_id', '=', tenant)))
       .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    return rows.map(toPrincipal);
+      .orderBy('id');
+    if (page) query = query.limit(page.pageSize).offset(page.start);
+    return (await query.execute()).map(toPrincipal);
+  }
+
+  async countPrincipals(tenant: string | null): Promise<number> {
+    const row = await this.db
+      .selectFrom('principals')
+      .select((eb) => eb.fn.countAll().as('count'))
+      .where((eb) => (tenant === null ? eb('tenant_id', 'is', null) : eb('tenant_id', '=', tenant)))
+      .executeTakeFirstOrThrow();
+    // PostgreSQL's count is a bigint, which its driver answers as a string.
+    return Number(row.count);
   }
 
   async deletePrincipal(id: string, at: number = this.now()): Promise<void> {

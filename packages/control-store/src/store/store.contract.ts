@@ -249,6 +249,38 @@ export function controlStoreContract(factory: StoreFactory): void {
       expect(await store.listPrincipals('nobody')).toEqual([]);
     });
 
+    it("pages a tenant's principals in creation order and counts them", async () => {
+      await store.createTenant({ id: 'acme', name: 'Acme' });
+      await store.createTenant({ id: 'globex', name: 'Globex' });
+      for (let i = 0; i < 5; i++) {
+        await store.createPrincipal({
+          tenantId: 'acme',
+          kind: 'program',
+          name: `p${i}`,
+          role: { kind: 'tenant-admin' },
+        });
+      }
+      await store.createPrincipal({
+        tenantId: 'globex',
+        kind: 'program',
+        name: 'other',
+        role: { kind: 'tenant-admin' },
+      });
+      const all = await store.listPrincipals('acme');
+      const pages = [
+        await store.listPrincipals('acme', { start: 0, pageSize: 2 }),
+        await store.listPrincipals('acme', { start: 2, pageSize: 2 }),
+        await store.listPrincipals('acme', { start: 4, pageSize: 2 }),
+      ];
+      expect(pages.map((page) => page.length)).toEqual([2, 2, 1]);
+      expect(pages.flat()).toEqual(all);
+      expect(await store.listPrincipals('acme', { start: 5, pageSize: 2 })).toEqual([]);
+      expect(await store.countPrincipals('acme')).toBe(5);
+      expect(await store.countPrincipals('globex')).toBe(1);
+      expect(await store.countPrincipals('nobody')).toBe(0);
+      expect(await store.countPrincipals(null)).toBe(0);
+    });
+
     it('refuses roles that do not fit the tenant, bad roles and unknown tenants', async () => {
       await store.createTenant({ id: 'acme', name: 'Acme' });
       const cases = [

@@ -34,6 +34,12 @@ export interface Principal {
   createdAt: number;
 }
 
+/** A page of a list: `pageSize` records from the `start`th (0-based), in the list's order. */
+export interface PageRequest {
+  start: number;
+  pageSize: number;
+}
+
 export interface CertificateRecord {
   /** Lower-case hex. */
   serial: string;

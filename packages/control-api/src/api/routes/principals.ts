@@ -5,9 +5,10 @@
 import { enrolTotp, resetTotp, startTotpEnrolment } from '@rookery/control-store';
 import type { FastifyInstance } from 'fastify';
 import { callerOf } from '../caller.js';
-import { bodyOf, type ControlContext, paramsOf } from '../context.js';
+import { bodyOf, type ControlContext, paramsOf, queryOf } from '../context.js';
 import {
   NewPrincipalSchema,
+  PrincipalListQuerySchema,
   PrincipalParamsSchema,
   TenantParamsSchema,
   TotpEnrolRequestSchema,
@@ -18,7 +19,14 @@ export function principalRoutes(app: FastifyInstance, { store, masterKey }: Cont
   app.get('/principals', async (request) => {
     const { tenantId } = paramsOf(TenantParamsSchema, request);
     const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
-    return { principals: await store.listPrincipals(tenant.id) };
+    const page = queryOf(PrincipalListQuerySchema, request);
+    // Counted apart from the page: a principal made between the two reads can make the total one off,
+    // which a pager shows as one more (or one fewer) page; nothing is skipped within a page.
+    const [principals, total] = await Promise.all([
+      store.listPrincipals(tenant.id, page),
+      store.countPrincipals(tenant.id),
+    ]);
+    return { principals, total, ...page };
   });
 
   app.post('/principals', async (request, reply) => {
