@@ -356,7 +356,8 @@ export class DatabaseIndexer {
     try {
       const batch = prepare();
       documents = batch.documents;
-      outcome = loaded.writer.write(batch);
+      // The batch that reaches the documents' end ends a first build's bulk phase (bulk-build.ts).
+      outcome = loaded.writer.write(batch, { final: batch.upToEtag >= this.source.lastEtag() });
     } catch (error) {
       if (error instanceof ReduceBudgetExceeded) {
         // Rolled back, not failed: the same documents come again in smaller batches, after the other indexes' turn.

@@ -1,6 +1,7 @@
 import type { IndexDefinition } from '@rookery/protocol';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { MapResultRow, PreparedBatch } from './batch-preparer.js';
+import { BulkBuild } from './bulk-build.js';
 import { ChunkedInsert } from './chunked-insert.js';
 import { type EntryRows, EntryRowsBuilder } from './entry-rows.js';
 import { compareTerms, NULL_TERM, type TermValue } from './field-values.js';
@@ -63,6 +64,8 @@ export class IndexWriter {
   private readonly suggest: SuggestStore | null;
   /** The full-text posting lists read whole by searches (fts-postings.ts), kept with the FTS table. */
   private readonly postings: FtsPostings | null;
+  /** The first build's state: what it leaves for its end (bulk-build.ts). */
+  private readonly bulk: BulkBuild;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -74,6 +77,7 @@ export class IndexWriter {
     // Built here, on open, for a file made before the structure existed.
     this.suggest = SuggestStore.open(db, definition, this.fields);
     this.postings = FtsPostings.open(db, definition);
+    this.bulk = new BulkBuild(db);
     this.reduceRows = new EntryRowsBuilder(definition);
     const searchFields = searchFieldsOf(definition);
     this.searchColumns = searchFields.length;
@@ -141,11 +145,16 @@ export class IndexWriter {
     return Number(this.s.getMeta.get('last_etag')?.value ?? 0);
   }
 
-  /** Stores one prepared batch; returns what it did. */
-  write(batch: PreparedBatch): BatchOutcome {
+  /**
+   * Stores one prepared batch; returns what it did. `final`: the batch reaches the documents' last
+   * etag (as the caller read it before the batch), so a bulk build ends in its transaction; a first
+   * batch that is not final starts one (bulk-build.ts).
+   */
+  write(batch: PreparedBatch, options: { final?: boolean } = {}): BatchOutcome {
     let entriesWritten = 0;
     const errors = [...batch.errors];
     const run = this.db.transaction(() => {
+      if (!options.final) this.bulk.beginIfEmpty(this.lastEtag);
       if (batch.mapResults) {
         const deadline =
           this.reduceBudgetMs !== null && batch.documents > 1 ? Date.now() + this.reduceBudgetMs : Infinity;
@@ -157,6 +166,7 @@ export class IndexWriter {
       for (const e of errors) this.s.insertError.run(Date.now(), e.document, e.error);
       if (errors.length > 0) this.s.trimErrors.run();
       this.flushCounts();
+      if (options.final) this.bulk.finish();
       this.s.setMeta.run(batch.upToEtag, 'last_etag');
     });
     try {
@@ -177,6 +187,7 @@ export class IndexWriter {
       }
       this.fields.forget();
       this.fields.reload();
+      this.bulk.reload();
       throw error;
     }
     return {
@@ -210,6 +221,8 @@ export class IndexWriter {
   /** Removes entries and their terms: all (field, value, entry) keys gathered, sorted, deleted in one pass. */
   private removeEntries(entries: number[]): void {
     if (entries.length === 0) return;
+    // Finding an entry's terms and lowering their counters need what a bulk build leaves for its end.
+    this.bulk.finish();
     entries.sort((a, b) => a - b);
     const doomed: { field: number; value: TermValue; entry: number }[] = [];
     for (const entry of entries) {
@@ -286,6 +299,8 @@ export class IndexWriter {
     // The null term is the only blob; rows read back from SQLite carry their own copy of it.
     const key = Buffer.isBuffer(value) ? NULL_TERM : value;
     this.suggest?.termDelta(field, key, delta);
+    // A bulk build counts every term once at its end, from the terms themselves.
+    if (this.bulk.active) return;
     let values = this.deltas.get(field);
     if (!values) {
       values = new Map();

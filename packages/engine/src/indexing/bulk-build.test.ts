@@ -1,0 +1,202 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { IndexDefinition } from '@rookery/protocol';
+import { makeTempDir, spawnTs, waitForExit } from '@rookery/testkit';
+import BetterSqlite3 from 'better-sqlite3';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Database } from '../database.js';
+import { dumpIndexFile } from '../test-fixtures/index-dump.js';
+import { BULK_BUILD_META_KEY } from './bulk-build.js';
+import { DatabaseIndexer } from './database-indexer.js';
+import { INDEXES_DIRECTORY, indexFileName } from './index-file.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A map index with exact, numeric, array and full-text fields, suggestions on two of them. */
+const MAP_INDEX: IndexDefinition = {
+  Name: 'Items/ByFields',
+  Maps: [{ Collection: 'Items', Fields: { Name: 'Name', N: 'N', Tags: 'Tags', Text: ['Text', 'Name'] } }],
+  Fields: { Text: { Indexing: 'Search', Suggestions: true }, Tags: { Suggestions: true } },
+};
+
+/** The NuGet index's shape in small: grouped, summed, distinct values, a full-text result field. */
+const REDUCE_INDEX: IndexDefinition = {
+  Name: 'Items/ByGroup',
+  Maps: [{ Collection: 'Items', Fields: { Group: 'Group', N: 'N', Tags: 'Tags', Text: ['Text', 'Name'] } }],
+  Reduce: {
+    GroupBy: ['Group'],
+    Aggregate: { N: { Sum: 'N' }, Tags: { Distinct: 'Tags' }, Text: { Distinct: 'Text' } },
+  },
+  Fields: { Text: { Indexing: 'Search', Suggestions: true } },
+};
+
+interface Item {
+  Name: string;
+  Group: string;
+  N: number | null;
+  Tags: string[];
+  Text: string;
+}
+
+const word = fc.stringMatching(/^[a-eA][a-e]{0,6}$/);
+const item = fc.record({
+  Name: word,
+  Group: fc.constantFrom('g1', 'g2', 'g3', 'g4'),
+  N: fc.option(fc.integer({ min: -5, max: 50 }), { nil: null }),
+  Tags: fc.array(word, { maxLength: 4 }),
+  Text: fc.array(word, { maxLength: 5 }).map((words) => words.join(' ')),
+});
+/** A change after the first documents: a write of an id (new or existing), or a delete. */
+const change = fc.record({ id: fc.nat(40), doc: fc.option(item, { nil: null }) });
+
+const put = (id: number, doc: Item) => ({
+  Type: 'PUT' as const,
+  Id: `items/${id}`,
+  Document: { ...doc, '@metadata': { '@collection': 'Items' } },
+});
+
+async function openDatabase(): Promise<{ dir: string; db: Database }> {
+  const tmp = makeTempDir();
+  const db = Database.create(tmp.dir, 'items');
+  cleanups.push(() => tmp.cleanup());
+  cleanups.push(() => db.close());
+  return { dir: tmp.dir, db };
+}
+
+async function applyChange(db: Database, ids: Set<number>, c: { id: number; doc: Item | null }) {
+  if (c.doc) {
+    await db.batch([put(c.id, c.doc)]);
+    ids.add(c.id);
+  } else if (ids.has(c.id)) {
+    await db.batch([{ Type: 'DELETE', Id: `items/${c.id}` }]);
+    ids.delete(c.id);
+  }
+}
+
+const fileOf = (dir: string, definition: IndexDefinition) =>
+  path.join(dir, INDEXES_DIRECTORY, indexFileName(definition.Name));
+
+const bulkStateOf = (file: string) => {
+  const db = new BetterSqlite3(file, { readonly: true });
+  try {
+    return db.prepare('SELECT value FROM meta WHERE key = ?').get(BULK_BUILD_META_KEY) !== undefined;
+  } finally {
+    db.close();
+  }
+};
+
+describe('the first build of an index (bulk build)', () => {
+  it.each([
+    ['map', MAP_INDEX],
+    ['map/reduce', REDUCE_INDEX],
+  ])(
+    '%s: the file equals the one built incrementally, with documents changed during the build (property)',
+    async (_, definition) => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(item, { minLength: 1, maxLength: 30 }),
+          fc.array(change, { maxLength: 12 }),
+          fc.integer({ min: 2, max: 9 }),
+          async (initial, changes, batchSize) => {
+            // Built from existing documents, in batches: bulk, with the changes arriving mid-build.
+            const bulk = await openDatabase();
+            const bulkIds = new Set<number>();
+            await bulk.db.batch(initial.map((doc, i) => put(i, doc)));
+            for (const i of initial.keys()) bulkIds.add(i);
+            const bulkIndexer = new DatabaseIndexer(bulk.dir, { batchSize });
+            cleanups.push(() => bulkIndexer.close());
+            bulkIndexer.put(definition);
+            bulkIndexer.runOnce();
+            // A first batch that did not reach the end leaves the file in its bulk build.
+            expect(bulkStateOf(fileOf(bulk.dir, definition))).toBe(initial.length > batchSize);
+            for (const c of changes) await applyChange(bulk.db, bulkIds, c);
+            bulkIndexer.runUntilIdle();
+
+            // Built incrementally: the index first, then every document and change indexed as it comes.
+            const incremental = await openDatabase();
+            const ids = new Set<number>();
+            const indexer = new DatabaseIndexer(incremental.dir, { batchSize });
+            cleanups.push(() => indexer.close());
+            indexer.put(definition);
+            for (const [i, doc] of initial.entries()) {
+              await applyChange(incremental.db, ids, { id: i, doc });
+              indexer.runUntilIdle();
+            }
+            for (const c of changes) {
+              await applyChange(incremental.db, ids, c);
+              indexer.runUntilIdle();
+            }
+
+            const built = dumpIndexFile(fileOf(bulk.dir, definition));
+            expect(built).toEqual(dumpIndexFile(fileOf(incremental.dir, definition)));
+            expect(built.schema.map((o) => o.name)).toContain('terms_by_entry');
+            expect(built.meta.map((m) => m.key)).not.toContain(BULK_BUILD_META_KEY);
+            for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+          },
+        ),
+        { numRuns: 10 },
+      );
+    },
+    180_000,
+  ); // two databases and builds per run: half a minute for ten runs on a loaded machine
+
+  it('a build killed midway leaves a file that says so, and the next indexer finishes it to the same file', async () => {
+    const BUILDER = path.join(
+      path.dirname(fileURLToPath(import.meta.url)),
+      '..',
+      'test-fixtures',
+      'index-builder.ts',
+    );
+    const tmp = makeTempDir();
+    cleanups.push(() => tmp.cleanup());
+    const dir = tmp.dir;
+    const db = Database.create(dir, 'items');
+    const random = fc.sample(item, { numRuns: 200, seed: 7 });
+    await db.batch(random.map((doc, i) => put(i, doc)));
+    await db.close(); // the builder and the indexers after it read docs.db on their own
+    // Six batches are indexed, then the child is told to go on and killed at once: it dies during
+    // the seventh batch or just after it, in either case long before the 20 batches' end.
+    const child = spawnTs(BUILDER, [dir, JSON.stringify(MAP_INDEX), '10']);
+    const exited = waitForExit(child);
+    let batches = 0;
+    await new Promise<void>((resolve, reject) => {
+      child.on('message', (message: { ready: true } | { lastEtag: number | null }) => {
+        if ('lastEtag' in message) batches += 1;
+        if (batches < 6) child.send('next');
+        else {
+          child.send('next');
+          child.kill('SIGKILL');
+          resolve();
+        }
+      });
+      void exited.then(({ signal }) => {
+        if (signal !== 'SIGKILL') reject(new Error(`the builder exited on its own (signal ${signal})`));
+      });
+    });
+    expect((await exited).signal).toBe('SIGKILL');
+    const file = fileOf(dir, MAP_INDEX);
+    expect(bulkStateOf(file)).toBe(true);
+
+    // The same documents built without a break, in a copy of the database.
+    const whole = makeTempDir();
+    cleanups.push(() => whole.cleanup());
+    for (const name of fs.readdirSync(dir).filter((f) => f.startsWith('docs.db')))
+      fs.copyFileSync(path.join(dir, name), path.join(whole.dir, name));
+    const uninterrupted = new DatabaseIndexer(whole.dir, { batchSize: 10 });
+    uninterrupted.put(MAP_INDEX);
+    uninterrupted.runUntilIdle();
+    uninterrupted.close();
+
+    const restarted = new DatabaseIndexer(dir, { batchSize: 10 });
+    cleanups.push(() => restarted.close());
+    restarted.runUntilIdle();
+    expect(bulkStateOf(file)).toBe(false);
+    expect(restarted.stats(MAP_INDEX.Name)?.EntriesCount).toBe(random.length);
+    expect(dumpIndexFile(file)).toEqual(dumpIndexFile(fileOf(whole.dir, MAP_INDEX)));
+  }, 180_000); // a child process starts (tsx) and three builds run: minutes on a loaded machine
+});
