@@ -5,6 +5,8 @@ import { spawnTs, waitForExit } from '@rookery/testkit';
 export interface BenchServer {
   /** http://127.0.0.1:<port> */
   url: string;
+  /** The server's process id (its indexer is its child). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -16,6 +18,7 @@ export async function startServer(entry: string, env: NodeJS.ProcessEnv = {}): P
   });
   return {
     url,
+    pid: child.pid ?? 0,
     stop: async () => {
       child.kill('SIGTERM');
       await waitForExit(child);

@@ -130,6 +130,15 @@ export class DatabaseIndexer {
   private readonly docsFile: string;
   private readonly snapshots: IndexSnapshotSchedule | null;
   private closed = false;
+  /**
+   * docs.db's data_version when the indexer last found nothing to do and did its quiet-point work
+   * (`markQuiet`); null: look again. While docs.db's data_version still equals it, nothing can be due.
+   */
+  private quietVersion: number | null = null;
+  /** docs.db's data_version read at the start of the last step: what `markQuiet` records. */
+  private lookedAtVersion: number | null = null;
+  /** Times `isQuiet` answered true: the idle looks that cost one pragma and no index work. */
+  quietLooks = 0;
 
   constructor(
     databaseDirectory: string,
@@ -210,6 +219,7 @@ export class DatabaseIndexer {
     this.indexes.delete(name.toLowerCase());
     this.unload(loaded);
     removeIndexFiles(loaded.file);
+    this.lookAgain();
     return true;
   }
 
@@ -221,6 +231,7 @@ export class DatabaseIndexer {
     if (this.buildsOnWorker()) {
       // The old index answers (and keeps up here) until the worker's build is adopted.
       loaded.awaitingBuild = markAwaitingBuild(loaded.db);
+      this.lookAgain();
       this.requestBuildIfAwaited(definition.Name);
       return true;
     }
@@ -293,10 +304,42 @@ export class DatabaseIndexer {
   }
 
   /**
+   * True while nothing can have changed since the last quiet point (`markQuiet`): docs.db's data_version
+   * is the same (no commit by the tenant) and no index was put, deleted, reset or adopted here. One
+   * pragma: the indexer's safety-net poll asks this of every database every second, so an idle database
+   * costs that and no index work. False also counts as a look: `step` records the version it starts from.
+   */
+  isQuiet(): boolean {
+    if (this.quietVersion === null || this.source.dataVersion() !== this.quietVersion) return false;
+    this.quietLooks++;
+    return true;
+  }
+
+  /**
+   * Records that the last `step` found every index caught up and the quiet-point work (adoption of worker
+   * builds, copies to the mirror) is done: `isQuiet` says so until docs.db changes or `lookAgain`.
+   */
+  markQuiet(): void {
+    this.quietVersion = this.lookedAtVersion;
+  }
+
+  /**
+   * Ends the quiet: the next look does the whole step and quiet-point work again. Called on every local
+   * change, and by the indexer process when a worker's build landed or a time-based check may be due.
+   */
+  lookAgain(): void {
+    this.quietVersion = null;
+    // A step in flight saw the state before this change: its quiet point must not be marked.
+    this.lookedAtVersion = null;
+  }
+
+  /**
    * Runs at most one batch per index that is behind, preparing it on this
    * thread. Returns the progress made (empty when every index is up to date).
    */
   runOnce(): IndexProgress[] {
+    // Read before the last etag: a commit after it changes the version, so the quiet it may mark ends.
+    this.lookedAtVersion = this.source.dataVersion();
     const progress: IndexProgress[] = [];
     const lastEtag = this.source.lastEtag();
     for (const loaded of this.indexes.values()) {
@@ -323,6 +366,7 @@ export class DatabaseIndexer {
   async step(): Promise<IndexProgress[]> {
     const thread = this.options.prepareThread;
     if (!thread) return this.runOnce();
+    this.lookedAtVersion = this.source.dataVersion();
     const progress: IndexProgress[] = [];
     const lastEtag = this.source.lastEtag();
     for (const loaded of [...this.indexes.values()]) {
@@ -454,6 +498,7 @@ export class DatabaseIndexer {
   }
 
   private load(file: string): void {
+    this.lookAgain();
     const lost = definitionToRebuild(file, this.bootId);
     if (lost) {
       // The OS went down while this index was written without fsync: start it again from its definition.

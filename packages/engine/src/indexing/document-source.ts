@@ -59,6 +59,7 @@ export class DocumentSource {
   >;
   private readonly changedInCollection: BetterSqlite3.Statement<[{ c: string; e: number }], { one: number }>;
   private readonly collectionNames: BetterSqlite3.Statement<[], { key: string }>;
+  private readonly dataVersionPragma: BetterSqlite3.Statement<[], number>;
 
   constructor(file: string) {
     this.db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
@@ -68,6 +69,7 @@ export class DocumentSource {
       | undefined;
     this.databaseId = row?.value ?? '';
     const columns = 'etag, id_lower, id, collection, last_modified, flags, metadata, body';
+    this.dataVersionPragma = this.db.prepare<[], number>('PRAGMA data_version').pluck();
     this.lastDocEtag = this.db.prepare('SELECT max(etag) AS etag FROM docs');
     this.lastTombstoneEtag = this.db.prepare('SELECT max(etag) AS etag FROM tombstones');
     this.docsOfCollection = this.db.prepare(
@@ -112,6 +114,15 @@ export class DocumentSource {
       .prepare("SELECT coalesce(sum(value), 0) AS n FROM counters WHERE key >= 'docs/' AND key < 'docs0'")
       .get() as { n: number };
     return Number(row.n);
+  }
+
+  /**
+   * SQLite's `PRAGMA data_version` on this connection: it changes whenever another connection (the tenant)
+   * committed to docs.db since the last call. One pragma, no page read: how an idle indexer tells "nothing
+   * changed" without asking every index (database-indexer.ts, `isQuiet`).
+   */
+  dataVersion(): number {
+    return Number(this.dataVersionPragma.get());
   }
 
   lastEtag(): number {

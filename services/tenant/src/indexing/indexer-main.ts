@@ -31,8 +31,15 @@ const pending = new Set<string>();
 const backingOff = new Set<string>();
 let working = false;
 
+/** The safety net for lost nudges: every database is looked at this often (one pragma when nothing changed). */
 const POLL_MS = 1_000;
 const BACKOFF_MS = 1_000;
+/**
+ * How often a quiet database gets its whole look anyway: what no write announces — a copy to the mirror
+ * that falls due by time (`indexSnapshotMinutes` after the last one), a worker's build whose 'built' word
+ * was lost — is found within this.
+ */
+const QUIET_RECHECK_MS = 60_000;
 
 function send(message: FromIndexer): void {
   // The tenant may already be gone (killed before we said ready); 'disconnect' then ends us.
@@ -62,14 +69,21 @@ async function work(): Promise<void> {
           pending.delete(db);
           continue;
         }
+        // Nothing committed, put or adopted since the last quiet point: nothing to index, adopt or copy.
+        if (indexer.isQuiet()) {
+          pending.delete(db);
+          continue;
+        }
         const progress = await indexer.step();
         // The database may have been closed or reopened while the batch was prepared.
         if (indexers.get(db) !== indexer) continue;
         for (const p of progress) send({ type: 'progress', db, ...p });
         if (progress.length === 0) {
           pending.delete(db);
-          adoptBuilt(db, indexer);
-          await snapshotDue(db, indexer);
+          const adopted = adoptBuilt(db, indexer);
+          const copied = await snapshotDue(db, indexer);
+          // A failed adoption or copy keeps the database looked at every second, to try again.
+          if (adopted && copied && indexers.get(db) === indexer) indexer.markQuiet();
         } else if (progress.every((p) => p.documents === 0 && p.errors > 0)) {
           pending.delete(db);
           backingOff.add(db);
@@ -93,19 +107,22 @@ async function work(): Promise<void> {
  * At a quiet point, adopts what the worker fleet finished building (docs/mirror.md, "Worker-built
  * indexes"): each adopted index is caught up and swapped in, and the tenant told, so that queries waiting
  * on it look again. A failure leaves the index awaiting its build; the next quiet point tries again.
+ * False when it failed.
  */
-function adoptBuilt(db: string, indexer: DatabaseIndexer): void {
+function adoptBuilt(db: string, indexer: DatabaseIndexer): boolean {
   try {
     for (const index of indexer.adoptBuilt()) {
       const lastEtag = indexer.stats(index)?.LastIndexedEtag ?? 0;
       log.info({ db, index, lastEtag }, 'index built by a worker adopted');
       send({ type: 'adopted', db, index, lastEtag });
     }
+    return true;
   } catch (error) {
     log.warn(
       { err: error, db },
       'could not adopt an index a worker built; trying again at the next quiet point',
     );
+    return false;
   }
 }
 
@@ -113,19 +130,22 @@ function adoptBuilt(db: string, indexer: DatabaseIndexer): void {
  * At a quiet point (every index of the database caught up), copies the indexes that are due to the
  * mirror, so a restore can start from them instead of rebuilding (docs/mirror.md, "Index snapshots").
  * A failed copy costs only a rebuild after a restore: it is logged and tried again at the next quiet point.
+ * False when it failed.
  */
-async function snapshotDue(db: string, indexer: DatabaseIndexer): Promise<void> {
+async function snapshotDue(db: string, indexer: DatabaseIndexer): Promise<boolean> {
   try {
     for (const taken of await indexer.snapshotDue())
       log.info(
         { db, index: taken.name, etag: taken.etag, txid: taken.txid, bytes: taken.bytes },
         'index copied to the mirror',
       );
+    return true;
   } catch (error) {
     log.warn(
       { err: error, db },
       'could not copy an index to the mirror; trying again at the next quiet point',
     );
+    return false;
   }
 }
 
@@ -168,6 +188,11 @@ function handle(message: ToIndexer): unknown {
       pending.delete(message.db);
       return null;
     case 'nudge':
+      schedule(message.db);
+      return null;
+    case 'built':
+      // A worker's build finished: its snapshot is on the mirror, to adopt now rather than at the next write.
+      indexers.get(message.db)?.lookAgain();
       schedule(message.db);
       return null;
     default: {
@@ -229,9 +254,12 @@ process.on('SIGTERM', closeAndExit);
 // Ctrl+C reaches the whole process group; the tenant drains first, then disconnects us.
 process.on('SIGINT', () => undefined);
 
-// A safety net for lost nudges: every database is looked at once a second.
+// A safety net for lost nudges: every database is looked at once a second (a quiet one costs a pragma).
 setInterval(() => {
   for (const db of indexers.keys()) schedule(db);
 }, POLL_MS).unref();
+setInterval(() => {
+  for (const indexer of indexers.values()) indexer.lookAgain();
+}, QUIET_RECHECK_MS).unref();
 
 send({ type: 'ready' });

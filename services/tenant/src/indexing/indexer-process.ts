@@ -103,6 +103,12 @@ export class IndexerProcess {
     });
   }
 
+  /** Tells the indexer a worker's build of one of the database's indexes finished: it adopts it now. */
+  buildLanded(db: string): void {
+    // Lost with a closing channel, it is found by the indexer's own periodic look (QUIET_RECHECK_MS).
+    if (this.child?.connected) this.child.send({ type: 'built', db }, () => undefined);
+  }
+
   onWorkerBuild(listener: (event: WorkerBuildEvent) => void): void {
     this.buildListeners.add(listener);
   }

@@ -19,6 +19,8 @@ export const ToIndexerSchema = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('close'), id: z.number().int(), db: DbSchema }),
   z.object({ type: z.literal('nudge'), db: DbSchema }),
+  /** A worker's build of an index of this database finished: adopt it now (the host said so). */
+  z.object({ type: z.literal('built'), db: DbSchema }),
   z.object({ type: z.literal('put'), id: z.number().int(), db: DbSchema, definition: IndexDefinitionSchema }),
   z.object({ type: z.literal('delete'), id: z.number().int(), db: DbSchema, name: IndexNameSchema }),
   z.object({ type: z.literal('reset'), id: z.number().int(), db: DbSchema, name: IndexNameSchema }),

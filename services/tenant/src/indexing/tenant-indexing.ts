@@ -67,7 +67,9 @@ export class TenantIndexing {
       if (batch.documents === 0 && batch.removed === 0) return;
       this.indexChanges?.publish(db, { Name: index, Type: 'BatchCompleted', Etag: lastEtag });
     });
-    this.workerBuilds = new WorkerBuilds(options.indexBuildSink ?? null, log);
+    this.workerBuilds = new WorkerBuilds(options.indexBuildSink ?? null, log, (db) =>
+      this.indexer.buildLanded(db.toLowerCase()),
+    );
     this.indexer.onWorkerBuild((event) => {
       this.workerBuilds.onIndexer(event);
       if (event.type !== 'adopted') return;

@@ -24,9 +24,11 @@ export class WorkerBuilds {
   /** By `<db>/<index>`, both in lower case. */
   private readonly awaited = new Map<string, Awaited>();
 
+  /** `landed`: told the database whose awaited build the host reports completed (the indexer adopts it). */
   constructor(
     private readonly sink: IndexBuildSink | null,
     private readonly log: FastifyBaseLogger,
+    private readonly landed: (db: string) => void = () => undefined,
   ) {}
 
   /** From the indexer: a build asked for, or one adopted. */
@@ -56,6 +58,7 @@ export class WorkerBuilds {
     const awaited = this.awaited.get(keyOf(message.database, message.index));
     if (!awaited || awaited.build !== message.build) return;
     awaited.progress = { State: message.state, Phase: message.phase, DocumentsIndexed: message.documents };
+    if (message.state === 'completed') this.landed(message.database);
   }
 
   /**
