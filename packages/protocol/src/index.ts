@@ -15,6 +15,7 @@ export * from './json-depth.js';
 export * from './lease.js';
 export * from './lifecycle.js';
 export * from './live.js';
+export * from './openapi.js';
 export * from './queries.js';
 export * from './ravendb.js';
 export * from './ravendb-databases.js';
