@@ -3,9 +3,12 @@ import type { IncomingMessage } from 'node:http';
 import fastifyWebsocket from '@fastify/websocket';
 import { DatabaseCatalog } from '@rookery/engine';
 import {
+  type DeclaredRoute,
   type IndexBuildProgressMessage,
+  jsonSerializer,
   LIVE_PING_INTERVAL_MS,
   MAX_LIVE_FRAME_BYTES,
+  requestPartValidator,
   WORK_UNITS_HEADER,
 } from '@rookery/protocol';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
@@ -43,8 +46,8 @@ export interface TenantServer {
   activity(): TenantActivity;
   /** Stops taking requests, commits what is queued and closes every database. */
   close(): Promise<void>;
-  /** Every route served (the gateway's isolation tests walk them all). */
-  routes: readonly { method: string; url: string }[];
+  /** Every route served with the schema it declares (the gateway's isolation tests walk them all; openapi/). */
+  routes: readonly (DeclaredRoute & { method: string })[];
   /** Changes connections and NDJSON streams open now. */
   live: Readonly<LiveGauges>;
   /** The host's lease deadline: writes are refused once it passed (main.ts renews it from the host's messages). */
@@ -208,6 +211,10 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
   });
   // Only JSON (and NDJSON for bulk insert) is accepted: text bodies get a clear 415 instead of a confusing 400.
   app.removeContentTypeParser('text/plain');
+  // Routes declare their request parts with protocol's validated()/documented(): a refusal is the same 400
+  // InvalidRequest naming the field that parseWith gives, and the OpenAPI document is generated from them.
+  app.setValidatorCompiler(requestPartValidator);
+  app.setSerializerCompiler(jsonSerializer);
   limitJsonNesting(app);
 
   app.addHook('onRequest', async (request, reply) => {
@@ -252,9 +259,9 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
   app.setNotFoundHandler(notFoundHandler);
   refuseWritesAtQuota(app, context.storage);
 
-  const routes: { method: string; url: string }[] = [];
+  const routes: (DeclaredRoute & { method: string })[] = [];
   app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, schema: route.schema });
   });
   app.get('/health', async () => ({ status: 'ok' }));
   databaseRoutes(app, context);

@@ -8,7 +8,7 @@ import {
 } from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
 import type WebSocket from 'ws';
-import { databaseOf, type RouteContext } from '../routes/context.js';
+import { DatabaseParams, databaseOf, type RouteContext } from '../routes/context.js';
 import { ChangeWatches, MAX_WATCHES_PER_CONNECTION } from './change-watches.js';
 import type { IndexChangeFeed } from './index-change-feed.js';
 import type { LiveGauges } from './live-gauges.js';
@@ -28,6 +28,8 @@ export function changesRoutes(app: FastifyInstance, context: RouteContext, optio
   app.route({
     method: 'GET',
     url: '/databases/:db/changes',
+    // The commands are WebSocket messages (protocol's ChangesCommandSchema, docs/live-data.md), not a request part.
+    schema: { summary: 'The changes feed (WebSocket)', params: DatabaseParams },
     // Runs before the upgrade: a database that does not exist is a plain HTTP 404 problem, not a socket
     // that opens and closes at once.
     preValidation: async (request) => {

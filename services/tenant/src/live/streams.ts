@@ -1,14 +1,16 @@
 import type { Database, QueryOptions } from '@rookery/engine';
 import {
   DocumentStreamQuerySchema,
+  QueryStringSchema,
   RookeryError,
   type StreamEndLine,
   StreamQueryFormatSchema,
   StreamQueryRequestSchema,
+  validated,
 } from '@rookery/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toRookeryError } from '../http/problem.js';
-import { databaseOf, parseWith, type RouteContext } from '../routes/context.js';
+import { DatabaseParams, databaseOf, type RequestParts, type RouteContext } from '../routes/context.js';
 import { queryOptionsFromQueryString, queryOptionsOf } from '../routes/queries.js';
 import { ravenStreamFraming, type StreamFraming } from '../routes/ravendb/streams.js';
 import type { LiveGauges } from './live-gauges.js';
@@ -41,7 +43,12 @@ function ndjsonFraming(end: (count: number) => StreamEndLine): StreamFraming {
  * while a stream runs may or may not be in it (see Database.documentsInIdOrder and documentsAfter).
  * With `?format=jsonl`, RavenDB's framing instead (routes/ravendb/streams.ts).
  */
-export function streamRoutes(app: FastifyInstance, context: RouteContext, gauges: LiveGauges): void {
+const DocumentStreamQuery = validated(DocumentStreamQuerySchema, 'query string');
+const StreamQueryBody = validated(StreamQueryRequestSchema, 'query body');
+const StreamQueryFormat = validated(StreamQueryFormatSchema, 'query string');
+
+export function streamRoutes(fastify: FastifyInstance, context: RouteContext, gauges: LiveGauges): void {
+  const app = fastify.withTypeProvider<RequestParts>();
   const open = new Set<NdjsonWriter>();
   const streaming = { context, gauges, open };
 
@@ -57,9 +64,14 @@ export function streamRoutes(app: FastifyInstance, context: RouteContext, gauges
     done();
   });
 
-  app.get('/databases/:db/streams/docs', async (request, reply) => {
+  const docsSchema = {
+    summary: 'Stream documents as NDJSON: an id prefix in id order, or a collection in etag order',
+    params: DatabaseParams,
+    querystring: DocumentStreamQuery,
+  };
+  app.get('/databases/:db/streams/docs', { schema: docsSchema }, async (request, reply) => {
     const db = databaseOf(context, request);
-    const query = parseWith(DocumentStreamQuerySchema, request.query, 'query string');
+    const query = request.query;
     if (
       query.collection !== undefined &&
       (query.startsWith !== undefined || query.startAfter !== undefined)
@@ -80,12 +92,23 @@ export function streamRoutes(app: FastifyInstance, context: RouteContext, gauges
     await stream(streaming, db, reply, read, query.pageSize, framing);
   });
 
-  app.post('/databases/:db/streams/queries', async (request, reply) => {
-    const body = parseWith(StreamQueryRequestSchema, request.body, 'query body');
-    const { format } = parseWith(StreamQueryFormatSchema, request.query, 'query string');
-    return streamQuery(streaming, request, reply, queryOptionsOf(body), format === 'jsonl');
-  });
-  app.get('/databases/:db/streams/queries', async (request, reply) =>
+  const summary = "Stream a query's results as NDJSON, without a page size";
+  const postSchema = {
+    summary,
+    params: DatabaseParams,
+    querystring: StreamQueryFormat,
+    body: StreamQueryBody,
+  };
+  app.post('/databases/:db/streams/queries', { schema: postSchema }, async (request, reply) =>
+    streamQuery(streaming, request, reply, queryOptionsOf(request.body), request.query.format === 'jsonl'),
+  );
+  // Checked here, then read by queryOptionsFromQueryString, which GET …/queries shares.
+  const getSchema = {
+    summary,
+    params: DatabaseParams,
+    querystring: validated(QueryStringSchema, 'query string'),
+  };
+  app.get('/databases/:db/streams/queries', { schema: getSchema }, async (request, reply) =>
     streamQuery(streaming, request, reply, queryOptionsFromQueryString(request.query), false),
   );
 }

@@ -1,17 +1,25 @@
-import { BatchRequestSchema, isRavenClient, toRavenCommandResult } from '@rookery/protocol';
+import { BatchRequestSchema, isRavenClient, toRavenCommandResult, validated } from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
 import { storageQuotaExceeded, storageQuotaOf } from '../http/storage-quota.js';
-import { databaseOf, parseWith, type RouteContext } from './context.js';
+import { DatabaseParams, databaseOf, type RequestParts, type RouteContext } from './context.js';
+
+const BatchBody = validated(BatchRequestSchema, 'batch');
 
 /**
  * `POST /databases/{db}/bulk_docs`: one ACID batch of PUT / DELETE / PATCH commands. With a storage quota
  * forwarded by the gateway, a tenant at its quota may still send batches that only delete (that is how it
  * gets under it again); anything else is refused whole with 507.
  */
-export function batchRoutes(app: FastifyInstance, context: RouteContext): void {
-  app.post('/databases/:db/bulk_docs', async (request, reply) => {
+export function batchRoutes(fastify: FastifyInstance, context: RouteContext): void {
+  const app = fastify.withTypeProvider<RequestParts>();
+  const schema = {
+    summary: 'One ACID batch of PUT, DELETE and PATCH commands',
+    params: DatabaseParams,
+    body: BatchBody,
+  };
+  app.post('/databases/:db/bulk_docs', { schema }, async (request, reply) => {
     const db = databaseOf(context, request);
-    const { Commands } = parseWith(BatchRequestSchema, request.body, 'batch');
+    const { Commands } = request.body;
     const quota = storageQuotaOf(request.headers);
     if (quota !== null && Commands.some((command) => command.Type !== 'DELETE')) {
       const bytes = await context.storage.recent();

@@ -2,16 +2,19 @@ import { Readable } from 'node:stream';
 import type { Database } from '@rookery/engine';
 import {
   appendPreparedChunk,
+  BulkInsertLineSchema,
   type BulkInsertProgress,
+  documented,
   emptyPreparedChunk,
   type PreparedChunk,
   RookeryError,
 } from '@rookery/protocol';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { z } from 'zod';
 import { type BulkParseSession, BulkParseThread, type ParseEvent } from '../bulk/parse-thread.js';
 import { toRookeryError } from '../http/problem.js';
 import { type StorageMeter, storageQuotaExceeded, storageQuotaOf } from '../http/storage-quota.js';
-import { databaseOf, type RouteContext } from './context.js';
+import { DatabaseParams, databaseOf, type RouteContext } from './context.js';
 import { JsonArrayToLines } from './ravendb/bulk-array.js';
 import type { RavenOperations } from './ravendb/operations.js';
 
@@ -64,7 +67,16 @@ export function bulkInsertRoutes(
     scope.removeContentTypeParser('application/json');
     scope.addContentTypeParser('application/json', asStream);
 
-    scope.post('/databases/:db/bulk_insert', async (request, reply) => {
+    const schema = {
+      summary: 'Stream documents in, thousands per transaction, with progress lines streamed back',
+      params: DatabaseParams,
+      // The body is a stream, read line by line as it arrives (never whole): each line is checked on the
+      // parse thread. A line as NDJSON; with application/json, RavenDB's array of such commands.
+      body: documented(BulkInsertLineSchema, { mediaTypes: ['application/x-ndjson', 'application/json'] }),
+      // RavenDB's operation id (ravenOperationOf), from GET …/operations/next-operation-id.
+      querystring: documented(z.object({ id: z.coerce.number().int().min(1).optional() })),
+    };
+    scope.post('/databases/:db/bulk_insert', { schema }, async (request, reply) => {
       const db = databaseOf(context, request);
       if (!(request.body instanceof Readable)) {
         throw new RookeryError(

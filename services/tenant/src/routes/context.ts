@@ -1,7 +1,7 @@
 import type { Database, DatabaseCatalog } from '@rookery/engine';
-import { invalidRequest } from '@rookery/protocol';
-import type { FastifyRequest } from 'fastify';
-import type { z } from 'zod';
+import { invalidRequest, type RequestPart, validated } from '@rookery/protocol';
+import type { FastifyRequest, FastifyTypeProvider } from 'fastify';
+import { z } from 'zod';
 import type { TenantConfig } from '../config.js';
 import type { StorageMeter } from '../http/storage-quota.js';
 import type { TenantIndexing } from '../indexing/tenant-indexing.js';
@@ -27,3 +27,17 @@ export function parseWith<T extends z.ZodType>(schema: T, value: unknown, what: 
   if (!result.success) throw invalidRequest(result.error, what);
   return result.data;
 }
+
+/**
+ * Routes declare their request parts in fastify's `schema` option with `validated()`/`documented()` (protocol's
+ * openapi.ts): fastify checks them before the handler (server.ts sets the compiler) and the OpenAPI document is
+ * generated from them. With this provider (`app.withTypeProvider<RequestParts>()`) a handler reads the parsed
+ * value with its type.
+ */
+export interface RequestParts extends FastifyTypeProvider {
+  validator: this['schema'] extends RequestPart<infer T> ? z.output<T> : unknown;
+  serializer: unknown;
+}
+
+/** `{db}` in a database's routes: any text; the catalog answers 404 DatabaseNotFound (or 400) for a bad name. */
+export const DatabaseParams = validated(z.object({ db: z.string() }), 'URL');

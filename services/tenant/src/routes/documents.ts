@@ -1,66 +1,96 @@
 import { type Database, type LoadedDocument, ResponseBudget } from '@rookery/engine';
-import { DocumentIdSchema, DocumentInputSchema, RookeryError, referencedIds } from '@rookery/protocol';
+import {
+  DocumentIdSchema,
+  DocumentInputSchema,
+  type Parsed,
+  RookeryError,
+  referencedIds,
+  validated,
+} from '@rookery/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { entityTag, expectedFromIfMatch, ifNoneMatch } from '../http/etag.js';
-import { databaseOf, parseWith, type RouteContext } from './context.js';
+import { DatabaseParams, databaseOf, type RequestParts, type RouteContext } from './context.js';
 
 const oneOrMany = <T extends z.ZodType>(item: T) =>
   z.union([item, z.array(item)]).transform((v) => (Array.isArray(v) ? v : [v]) as z.infer<T>[]);
 
 /** A missing `id` says what to send, rather than zod's "Invalid input". */
 const ID_REQUIRED = 'the id query parameter is required: …/docs?id=users/1-A';
+// A preprocess (not a refinement of unknown) so that the OpenAPI document shows `schema`, not "anything".
 const RequiredId = <T extends z.ZodType>(schema: T) =>
-  z
-    .unknown()
-    .superRefine((value, ctx) => {
-      if (value === undefined) ctx.addIssue({ code: 'custom', message: ID_REQUIRED });
-    })
-    .pipe(schema);
+  z.preprocess((value, ctx) => {
+    if (value === undefined) ctx.addIssue({ code: 'custom', message: ID_REQUIRED });
+    return value;
+  }, schema);
 
-const GetQuerySchema = z.object({
-  id: RequiredId(
-    oneOrMany(DocumentIdSchema).refine((ids) => ids.length <= 1024, 'ask for at most 1024 ids at once'),
-  ),
-  include: oneOrMany(z.string().min(1).max(512)).optional(),
-});
-const SingleIdQuerySchema = z.object({ id: RequiredId(DocumentIdSchema) });
+const GetQuery = validated(
+  z.object({
+    id: RequiredId(
+      oneOrMany(DocumentIdSchema).refine((ids) => ids.length <= 1024, 'ask for at most 1024 ids at once'),
+    ),
+    include: oneOrMany(z.string().min(1).max(512)).optional(),
+  }),
+  'query string',
+);
+const SingleIdQuery = validated(z.object({ id: RequiredId(DocumentIdSchema) }), 'query string');
+const DocumentBody = validated(DocumentInputSchema, 'document (it must be a JSON object)');
 
 const GET_ADVICE =
   'ask for fewer ids (or fewer includes) per request, or read many documents with GET /databases/{db}/streams/docs';
 
 /** `GET/PUT/DELETE /databases/{db}/docs?id=…` */
-export function documentRoutes(app: FastifyInstance, context: RouteContext): void {
-  app.get('/databases/:db/docs', (request, reply) => getDocuments(context, request, reply));
+export function documentRoutes(fastify: FastifyInstance, context: RouteContext): void {
+  const app = fastify.withTypeProvider<RequestParts>();
+  app.get(
+    '/databases/:db/docs',
+    {
+      schema: {
+        summary: 'Load documents by id, with the documents their `include` paths reference',
+        params: DatabaseParams,
+        querystring: GetQuery,
+      },
+    },
+    (request, reply) => getDocuments(context, request, reply),
+  );
 
-  app.put('/databases/:db/docs', async (request, reply) => {
-    const db = databaseOf(context, request);
-    const { id } = parseWith(SingleIdQuerySchema, request.query, 'query string');
-    const document = parseWith(DocumentInputSchema, request.body, 'document (it must be a JSON object)');
-    const expected = expectedFromIfMatch(request.headers['if-match']);
-    const [result] = await db.batch([{ Type: 'PUT', Id: id, Document: document, ChangeVector: expected }]);
-    reply.code(201).header('etag', `"${result!.ChangeVector}"`);
-    return {
-      Id: result!.Id,
-      ChangeVector: result!.ChangeVector,
-      Collection: result!.Collection,
-      LastModified: result!.LastModified,
-    };
-  });
+  const single = { params: DatabaseParams, querystring: SingleIdQuery };
+  app.put(
+    '/databases/:db/docs',
+    { schema: { summary: 'Store a document (If-Match: conditional)', ...single, body: DocumentBody } },
+    async (request, reply) => {
+      const db = databaseOf(context, request);
+      const { id } = request.query;
+      const document = request.body;
+      const expected = expectedFromIfMatch(request.headers['if-match']);
+      const [result] = await db.batch([{ Type: 'PUT', Id: id, Document: document, ChangeVector: expected }]);
+      reply.code(201).header('etag', `"${result!.ChangeVector}"`);
+      return {
+        Id: result!.Id,
+        ChangeVector: result!.ChangeVector,
+        Collection: result!.Collection,
+        LastModified: result!.LastModified,
+      };
+    },
+  );
 
-  app.delete('/databases/:db/docs', async (request, reply) => {
-    const db = databaseOf(context, request);
-    const { id } = parseWith(SingleIdQuerySchema, request.query, 'query string');
-    await db.batch([
-      { Type: 'DELETE', Id: id, ChangeVector: expectedFromIfMatch(request.headers['if-match']) },
-    ]);
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/databases/:db/docs',
+    { schema: { summary: 'Delete a document (If-Match: conditional)', ...single } },
+    async (request, reply) => {
+      const db = databaseOf(context, request);
+      const { id } = request.query;
+      await db.batch([
+        { Type: 'DELETE', Id: id, ChangeVector: expectedFromIfMatch(request.headers['if-match']) },
+      ]);
+      return reply.code(204).send();
+    },
+  );
 }
 
 function getDocuments(context: RouteContext, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const db = databaseOf(context, request);
-  const { id: ids, include = [] } = parseWith(GetQuerySchema, request.query, 'query string');
+  const { id: ids, include = [] } = request.query as Parsed<typeof GetQuery>;
   const tag = entityTagFor(db, ids, include);
   reply.header('etag', tag);
   if (ifNoneMatch(request.headers['if-none-match'], tag)) return reply.code(304).send();

@@ -1,27 +1,35 @@
 import { indexStatsOf } from '@rookery/engine';
 import {
+  documented,
   IndexDefinitionSchema,
   IndexNameSchema,
   type IndexStats,
   isRavenClient,
   isRavenPutIndexes,
+  RavenPutIndexesSchema,
   RookeryError,
   toRavenIndexDefinition,
+  validated,
 } from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { DatabaseQueries } from '../indexing/tenant-indexing.js';
-import { parseWith, type RouteContext } from './context.js';
+import { DatabaseParams, parseWith, type RequestParts, type RouteContext } from './context.js';
 import { putRavenIndexes } from './ravendb/indexes.js';
 import { defineStaticIndex } from './static-indexes.js';
 
-const NameQuerySchema = z.object({ name: IndexNameSchema });
+const NameQuery = validated(z.object({ name: IndexNameSchema }), 'query string');
 /** Paging (every index by default) and `namesOnly=true` (names, not stats), as RavenDB's GetIndexNamesOperation sends. */
-const ListQuerySchema = z.object({
-  namesOnly: z.enum(['true', 'false']).optional(),
-  start: z.coerce.number().int().min(0).default(0),
-  pageSize: z.coerce.number().int().min(1).optional(),
-});
+const ListQuery = validated(
+  z.object({
+    namesOnly: z.enum(['true', 'false']).optional(),
+    start: z.coerce.number().int().min(0).default(0),
+    pageSize: z.coerce.number().int().min(1).optional(),
+  }),
+  'query string',
+);
+/** An index named in the query string: `?name=`. */
+const named = (summary: string) => ({ summary, params: DatabaseParams, querystring: NameQuery });
 
 /**
  * Index management: `PUT /databases/{db}/indexes` (create or replace),
@@ -29,10 +37,18 @@ const ListQuerySchema = z.object({
  * `GET …/indexes/definition?name=` (the definition as PUT took it), `DELETE …/indexes?name=`,
  * `POST …/indexes/reset?name=`.
  */
-export function indexRoutes(app: FastifyInstance, context: RouteContext): void {
+export function indexRoutes(fastify: FastifyInstance, context: RouteContext): void {
+  const app = fastify.withTypeProvider<RequestParts>();
   const queriesOf = (params: unknown) => context.indexing.forDatabase((params as { db: string }).db);
 
-  app.put('/databases/:db/indexes', async (request, reply) => {
+  const putSchema = {
+    summary: 'Create or replace a static index',
+    params: DatabaseParams,
+    // Rookery's definition, or RavenDB's {"Indexes": [...]}: the handler parses the one it got, so that the
+    // refusal names its fields.
+    body: documented(z.union([IndexDefinitionSchema, RavenPutIndexesSchema])),
+  };
+  app.put('/databases/:db/indexes', { schema: putSchema }, async (request, reply) => {
     // RavenDB's clients send JavaScript indexes here, wrapped as {"Indexes": [...]} (routes/ravendb/indexes.ts).
     if (isRavenPutIndexes(request.body)) return reply.send(await putRavenIndexes(context, request));
     const definition = parseWith(IndexDefinitionSchema, request.body, 'index definition');
@@ -41,8 +57,13 @@ export function indexRoutes(app: FastifyInstance, context: RouteContext): void {
     return reply.code(created ? 201 : 200).send({ Index: definition.Name, Created: created });
   });
 
-  app.get('/databases/:db/indexes', async (request) => {
-    const { namesOnly, start, pageSize } = parseWith(ListQuerySchema, request.query, 'query string');
+  const listSchema = {
+    summary: "The database's indexes and their state",
+    params: DatabaseParams,
+    querystring: ListQuery,
+  };
+  app.get('/databases/:db/indexes', { schema: listSchema }, async (request) => {
+    const { namesOnly, start, pageSize } = request.query;
     const queries = await queriesOf(request.params);
     const page = queries.indexes
       .definitions()
@@ -55,34 +76,43 @@ export function indexRoutes(app: FastifyInstance, context: RouteContext): void {
 
   // The definition exactly as PUT took it (the index file keeps it), so an editor can start from any index —
   // also one made elsewhere — and PUT → GET → PUT is identity.
-  app.get('/databases/:db/indexes/definition', async (request) => {
-    const { name } = parseWith(NameQuerySchema, request.query, 'query string');
+  const definitionSchema = named("An index's definition, exactly as PUT took it");
+  app.get('/databases/:db/indexes/definition', { schema: definitionSchema }, async (request) => {
+    const { name } = request.query;
     const queries = await queriesOf(request.params);
     const reader = queries.indexes.reader(name);
     if (!reader) throw notFound(queries, name);
     return reader.definition;
   });
 
-  app.get('/databases/:db/indexes/stats', async (request) => {
-    const { name } = parseWith(NameQuerySchema, request.query, 'query string');
+  app.get('/databases/:db/indexes/stats', { schema: named("An index's state") }, async (request) => {
+    const { name } = request.query;
     return statsOf(context, await queriesOf(request.params), name);
   });
 
-  app.delete('/databases/:db/indexes', async (request, reply) => {
-    const { name } = parseWith(NameQuerySchema, request.query, 'query string');
+  app.delete('/databases/:db/indexes', { schema: named('Delete an index') }, async (request, reply) => {
+    const { name } = request.query;
     const queries = await queriesOf(request.params);
     const deleted = await context.indexing.dropIndex(queries.db, name);
     if (!deleted) throw notFound(queries, name);
     return reply.code(204).send();
   });
 
-  app.post('/databases/:db/indexes/reset', async (request) => {
-    const { name } = parseWith(NameQuerySchema, request.query, 'query string');
-    const queries = await queriesOf(request.params);
-    const reset = await context.indexing.request({ type: 'reset', db: queries.db.name.toLowerCase(), name });
-    if (!reset) throw notFound(queries, name);
-    return { Index: name, Reset: true };
-  });
+  app.post(
+    '/databases/:db/indexes/reset',
+    { schema: named('Rebuild an index from the start') },
+    async (request) => {
+      const { name } = request.query;
+      const queries = await queriesOf(request.params);
+      const reset = await context.indexing.request({
+        type: 'reset',
+        db: queries.db.name.toLowerCase(),
+        name,
+      });
+      if (!reset) throw notFound(queries, name);
+      return { Index: name, Reset: true };
+    },
+  );
 }
 
 function statsOf(context: RouteContext, queries: DatabaseQueries, name: string): IndexStats {

@@ -6,24 +6,30 @@ import {
   QueryRequestSchema,
   QueryStringSchema,
   RookeryError,
+  validated,
 } from '@rookery/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ifNoneMatch } from '../http/etag.js';
-import { parseWith, type RouteContext } from './context.js';
+import { DatabaseParams, parseWith, type RequestParts, type RouteContext } from './context.js';
+
+const QueryBody = validated(QueryRequestSchema, 'query body');
+const QueryString = validated(QueryStringSchema, 'query string');
 
 /** `POST /databases/{db}/queries` (RQL + parameters) and `GET /databases/{db}/queries?query=…`. */
-export function queryRoutes(app: FastifyInstance, context: RouteContext): void {
-  app.post('/databases/:db/queries', async (request, reply) =>
-    answer(
-      context,
-      request,
-      reply,
-      queryOptionsOf(parseWith(QueryRequestSchema, request.body, 'query body')),
-    ),
+export function queryRoutes(fastify: FastifyInstance, context: RouteContext): void {
+  const app = fastify.withTypeProvider<RequestParts>();
+  const summary = 'Run an RQL query: a page of results with TotalResults, IsStale, facets, suggestions';
+  app.post(
+    '/databases/:db/queries',
+    { schema: { summary, params: DatabaseParams, body: QueryBody } },
+    async (request, reply) => answer(context, request, reply, queryOptionsOf(request.body)),
   );
 
-  app.get('/databases/:db/queries', async (request, reply) =>
+  // The query string is checked before the handler and parsed again by queryOptionsFromQueryString, which
+  // GET streams/queries shares (and parses by hand, as its query string also takes `format`).
+  const getSchema = { summary, params: DatabaseParams, querystring: QueryString };
+  app.get('/databases/:db/queries', { schema: getSchema }, async (request, reply) =>
     answer(context, request, reply, queryOptionsFromQueryString(request.query)),
   );
 }

@@ -1,19 +1,24 @@
-import { HiLoRequestSchema, isRavenClient, RavenDateSchema } from '@rookery/protocol';
+import { HiLoRequestSchema, isRavenClient, RavenDateSchema, validated } from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { entityTag, ifNoneMatch } from '../http/etag.js';
-import { databaseOf, parseWith, type RouteContext } from './context.js';
+import { DatabaseParams, databaseOf, type RequestParts, type RouteContext } from './context.js';
 import { ravenIndexesOf } from './ravendb/statistics.js';
 
 // `lastRangeAt` is the `LastRangeAt` of the caller's previous range: RavenDB's clients send it without a zone
 // (`0001-02-01T00:00:00.0000000` before their first range) and empty when they have none.
-const HiLoQuerySchema = HiLoRequestSchema.extend({
-  lastRangeAt: z.union([z.literal('').transform(() => undefined), RavenDateSchema]).optional(),
-});
+const HiLoQuery = validated(
+  HiLoRequestSchema.extend({
+    lastRangeAt: z.union([z.literal('').transform(() => undefined), RavenDateSchema]).optional(),
+  }),
+  'query string',
+);
 
 /** `GET /databases/{db}/stats` and `GET /databases/{db}/hilo/next`. */
-export function statsRoutes(app: FastifyInstance, context: RouteContext): void {
-  app.get('/databases/:db/stats', async (request, reply) => {
+export function statsRoutes(fastify: FastifyInstance, context: RouteContext): void {
+  const app = fastify.withTypeProvider<RequestParts>();
+  const statsSchema = { summary: "The database's counts, last etag and size", params: DatabaseParams };
+  app.get('/databases/:db/stats', { schema: statsSchema }, async (request, reply) => {
     const db = databaseOf(context, request);
     // RavenDB's clients wait for indexes by reading their staleness here: for them (only, as reading it
     // starts the database's indexing), the answer lists the indexes too.
@@ -25,9 +30,14 @@ export function statsRoutes(app: FastifyInstance, context: RouteContext): void {
     return reply.send(db.stats());
   });
 
-  app.get('/databases/:db/hilo/next', async (request, reply) => {
+  const hiloSchema = {
+    summary: 'A range of ids for client-side generation',
+    params: DatabaseParams,
+    querystring: HiLoQuery,
+  };
+  app.get('/databases/:db/hilo/next', { schema: hiloSchema }, async (request, reply) => {
     const db = databaseOf(context, request);
-    const query = parseWith(HiLoQuerySchema, request.query, 'query string');
+    const query = request.query;
     const range = await db.nextHiLo(query.tag, query.lastBatchSize, query.lastRangeAt);
     // Every call hands out a new range: never cache it.
     reply

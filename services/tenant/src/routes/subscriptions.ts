@@ -1,5 +1,6 @@
 import type { Database, SubscriptionRecord } from '@rookery/engine';
 import {
+  documented,
   fromRavenSubscription,
   isRavenClient,
   LiveCloseCodes,
@@ -9,21 +10,27 @@ import {
   SubscriptionCreateSchema,
   SubscriptionNameSchema,
   type SubscriptionState,
+  validated,
 } from '@rookery/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { jsonBodyParser } from '../http/json-body.js';
 import { SubscriptionConnection } from '../subscriptions/connection.js';
 import type { SubscriptionRegistry } from '../subscriptions/registry.js';
-import { databaseOf, parseWith, type RouteContext } from './context.js';
+import { DatabaseParams, databaseOf, parseWith, type RequestParts, type RouteContext } from './context.js';
 
 const DEFAULT_BATCH_SIZE = 256;
 const NameParamsSchema = z.object({ db: z.string(), name: SubscriptionNameSchema });
 /** Paging of the list, as RavenDB's GetSubscriptionsOperation sends it (every subscription by default). */
-const ListQuerySchema = z.object({
-  start: z.coerce.number().int().min(0).default(0),
-  pageSize: z.coerce.number().int().min(1).optional(),
-});
+const ListQuery = validated(
+  z.object({
+    start: z.coerce.number().int().min(0).default(0),
+    pageSize: z.coerce.number().int().min(1).optional(),
+  }),
+  'query string',
+);
+/** Checked before the handler; subscriptionOf parses them again for the WebSocket route, which checks by hand. */
+const NameParams = validated(NameParamsSchema, 'subscription name');
 
 /**
  * Subscriptions over HTTP (docs/live-data.md): `PUT /databases/{db}/subscriptions` (201, 409
@@ -31,10 +38,11 @@ const ListQuerySchema = z.object({
  * `SubscriptionNotFound`). Deleting one closes its consumers with 4404.
  */
 export function subscriptionRoutes(
-  app: FastifyInstance,
+  fastify: FastifyInstance,
   context: RouteContext,
   registry: SubscriptionRegistry,
 ): void {
+  const app = fastify.withTypeProvider<RequestParts>();
   const stateOf = (db: Database, record: SubscriptionRecord): SubscriptionState => ({
     Name: record.name,
     Query: record.query,
@@ -64,7 +72,14 @@ export function subscriptionRoutes(
       json(request, body, done);
     });
 
-    scope.put('/databases/:db/subscriptions', async (request, reply) => {
+    const schema = {
+      summary: 'Create a persistent subscription',
+      params: DatabaseParams,
+      // Rookery's shape, or RavenDB's options for its clients (told apart by their headers): the handler
+      // parses the one the caller speaks, so that the refusal names its fields.
+      body: documented(z.union([SubscriptionCreateSchema, RavenSubscriptionCreateSchema])),
+    };
+    scope.put('/databases/:db/subscriptions', { schema }, async (request, reply) => {
       // RavenDB's SubscriptionCreationOptions for its clients (protocol's ravendb-subscriptions.ts), Rookery's otherwise.
       const raven = isRavenClient(request.headers);
       const body = raven
@@ -83,9 +98,14 @@ export function subscriptionRoutes(
     });
   });
 
-  app.get('/databases/:db/subscriptions', async (request) => {
+  const listSchema = {
+    summary: "The database's subscriptions",
+    params: DatabaseParams,
+    querystring: ListQuery,
+  };
+  app.get('/databases/:db/subscriptions', { schema: listSchema }, async (request) => {
     const db = databaseOf(context, request);
-    const { start, pageSize } = parseWith(ListQuerySchema, request.query, 'query string');
+    const { start, pageSize } = request.query;
     const page = db
       .subscriptions()
       .slice(start, pageSize === undefined ? undefined : start + pageSize)
@@ -96,12 +116,17 @@ export function subscriptionRoutes(
     return { Results: page };
   });
 
-  app.get('/databases/:db/subscriptions/:name', async (request) => {
+  const readSchema = { summary: "A subscription's state", params: NameParams };
+  app.get('/databases/:db/subscriptions/:name', { schema: readSchema }, async (request) => {
     const { db, subscription } = subscriptionOf(context, request);
     return stateOf(db, subscription);
   });
 
-  app.delete('/databases/:db/subscriptions/:name', async (request, reply) => {
+  const deleteSchema = {
+    summary: 'Delete a subscription (its consumers are closed with 4404)',
+    params: NameParams,
+  };
+  app.delete('/databases/:db/subscriptions/:name', { schema: deleteSchema }, async (request, reply) => {
     const { db, subscription } = subscriptionOf(context, request);
     const { name } = subscription;
     await db.deleteSubscription(name);
@@ -137,6 +162,14 @@ export function subscriptionConnectRoute(
   app.route({
     method: 'GET',
     url: '/databases/:db/subscriptions/:name/connect',
+    // Checked by hand in preValidation, which runs before fastify's checks: a refusal there is a plain HTTP
+    // problem before the upgrade, in the order the route gives (query string, then database and subscription).
+    schema: {
+      summary:
+        'Consume a subscription (WebSocket): batches, each sent after the previous one was acknowledged',
+      params: documented(NameParamsSchema),
+      querystring: documented(SubscriptionConnectQuerySchema),
+    },
     preValidation: async (request) => {
       const query = connectQueryOf(request);
       const { db, subscription } = subscriptionOf(context, request);

@@ -11,7 +11,7 @@ import { createDatabase, deleteDatabase } from '../database-admin.js';
 
 export { isRavenDatabaseRecord };
 
-const CreateQuerySchema = z.object({
+export const CreateQuerySchema = z.object({
   name: z.string().optional(),
   replicationFactor: z.coerce
     .number()

@@ -1,13 +1,16 @@
-import { HiLoRequestSchema } from '@rookery/protocol';
+import { HiLoRequestSchema, validated } from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { databaseOf, parseWith, type RouteContext } from '../context.js';
+import { DatabaseParams, databaseOf, type RouteContext } from '../context.js';
 
-const HiLoReturnQuerySchema = z.object({
-  tag: HiLoRequestSchema.shape.tag,
-  end: z.coerce.number().int().min(0),
-  last: z.coerce.number().int().min(0),
-});
+const HiLoReturnQuery = validated(
+  z.object({
+    tag: HiLoRequestSchema.shape.tag,
+    end: z.coerce.number().int().min(0),
+    last: z.coerce.number().int().min(0),
+  }),
+  'query string',
+);
 
 /**
  * `PUT /databases/{db}/hilo/return?tag=&end=&last=`: RavenDB's clients hand back the unused part of their
@@ -16,9 +19,13 @@ const HiLoReturnQuerySchema = z.object({
  * in the ids costs nothing, whereas an id handed out twice would overwrite a document.
  */
 export function hiloReturnRoute(app: FastifyInstance, context: RouteContext): void {
-  app.put('/databases/:db/hilo/return', async (request, reply) => {
+  const schema = {
+    summary: "RavenDB's clients hand back the rest of their HiLo range (it stays spent)",
+    params: DatabaseParams,
+    querystring: HiLoReturnQuery,
+  };
+  app.put('/databases/:db/hilo/return', { schema }, async (request, reply) => {
     databaseOf(context, request); // 404 DatabaseNotFound as for /hilo/next
-    parseWith(HiLoReturnQuerySchema, request.query, 'query string');
     return reply.code(204).send();
   });
 }

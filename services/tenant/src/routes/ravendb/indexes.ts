@@ -1,6 +1,6 @@
-import { fromRavenIndexDefinition, RavenPutIndexesSchema } from '@rookery/protocol';
+import { documented, fromRavenIndexDefinition, RavenPutIndexesSchema } from '@rookery/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { parseWith, type RouteContext } from '../context.js';
+import { DatabaseParams, parseWith, type RouteContext } from '../context.js';
 import { defineStaticIndex } from '../static-indexes.js';
 
 /** What RavenDB's PutIndexesOperation reads back: each index by name, with the (Raft) index of its change. */
@@ -30,7 +30,13 @@ export async function putRavenIndexes(
 
 /** `PUT /databases/{db}/admin/indexes`: RavenDB's path for index definitions (admin access at the gateway). */
 export function ravenIndexRoutes(app: FastifyInstance, context: RouteContext): void {
-  app.put('/databases/:db/admin/indexes', async (request, reply) =>
+  const schema = {
+    summary: "Create or replace indexes sent in RavenDB's shape",
+    params: DatabaseParams,
+    // Parsed by putRavenIndexes, which PUT /indexes shares for the same body in its other shape.
+    body: documented(RavenPutIndexesSchema),
+  };
+  app.put('/databases/:db/admin/indexes', { schema }, async (request, reply) =>
     reply.code(201).send(await putRavenIndexes(context, request)),
   );
 }

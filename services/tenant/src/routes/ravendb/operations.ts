@@ -1,7 +1,7 @@
-import { RookeryError } from '@rookery/protocol';
+import { RookeryError, validated } from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { databaseOf, parseWith, type RouteContext } from '../context.js';
+import { DatabaseParams, databaseOf, type RequestParts, type RouteContext } from '../context.js';
 
 /** Finished operations whose state is kept, the oldest forgotten first: a client asks right after its failure. */
 const KEPT_OPERATIONS = 1_000;
@@ -43,22 +43,29 @@ function keyOf(db: string, id: number): string {
   return `${db.toLowerCase()}\n${id}`;
 }
 
-const OperationIdQuerySchema = z.object({ id: z.coerce.number().int().min(1) });
+const OperationIdQuery = validated(z.object({ id: z.coerce.number().int().min(1) }), 'query string');
 
 export function ravenOperationRoutes(
-  app: FastifyInstance,
+  fastify: FastifyInstance,
   context: RouteContext,
   operations: RavenOperations,
 ): void {
-  app.get('/databases/:db/operations/next-operation-id', async (request) => {
+  const app = fastify.withTypeProvider<RequestParts>();
+  const nextSchema = { summary: "An id for RavenDB's bulk insert", params: DatabaseParams };
+  app.get('/databases/:db/operations/next-operation-id', { schema: nextSchema }, async (request) => {
     databaseOf(context, request); // 404 DatabaseNotFound, as for every other route of a database
     // No NodeTag: the client would then send the bulk insert to that node of its topology, and it has none.
     return { Id: operations.nextId() };
   });
 
-  app.get('/databases/:db/operations/state', async (request) => {
+  const stateSchema = {
+    summary: "A RavenDB bulk insert's outcome",
+    params: DatabaseParams,
+    querystring: OperationIdQuery,
+  };
+  app.get('/databases/:db/operations/state', { schema: stateSchema }, async (request) => {
     const db = databaseOf(context, request);
-    const { id } = parseWith(OperationIdQuerySchema, request.query, 'query string');
+    const { id } = request.query;
     const state = operations.stateOf(db.name, id);
     if (!state) {
       throw new RookeryError(

@@ -1,0 +1,80 @@
+// The tenant API's OpenAPI fragment: every route a real tenant server registers is in it with its schemas, and
+// the committed copy the gateway serves (packages/protocol/openapi/tenant.json) is the one these routes give.
+// After changing a route: ROOKERY_WRITE_OPENAPI=1 npx vitest run src/openapi.test.ts, and commit the file.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { undocumentedRoutes } from '@rookery/protocol';
+import { makeTempDir } from '@rookery/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from './config.js';
+import { tenantOpenApi, UNDOCUMENTED_TENANT_ROUTES } from './openapi.js';
+import { buildTenantServer, type TenantServer } from './server.js';
+
+const COMMITTED = new URL('../../../packages/protocol/openapi/tenant.json', import.meta.url);
+
+/**
+ * Writes that take no body: what they act on is in their URL. Any other POST, PUT or PATCH must declare its body.
+ */
+const BODYLESS_WRITES = new Set([
+  // The index is named in the query string.
+  'POST /databases/:db/indexes/reset',
+  // RavenDB's client hands back its range in the query string.
+  'PUT /databases/:db/hilo/return',
+]);
+
+let tmp: ReturnType<typeof makeTempDir>;
+let server: TenantServer;
+beforeAll(async () => {
+  tmp = makeTempDir();
+  server = buildTenantServer(loadConfig({}, { dataDir: tmp.dir, port: 0, logLevel: 'silent' }));
+  await server.app.ready(); // the WebSocket routes are declared in plugins, registered at ready
+});
+afterAll(async () => {
+  await server.close();
+  tmp.cleanup();
+});
+
+describe("the tenant API's OpenAPI fragment", () => {
+  it('documents every route the server registers, with a summary and its URL parameters and body', () => {
+    const fragment = tenantOpenApi(server.routes);
+    const rules = { undocumented: UNDOCUMENTED_TENANT_ROUTES, bodyless: BODYLESS_WRITES };
+    expect(undocumentedRoutes(server.routes, fragment, rules)).toEqual([]);
+    // Routes that must be there, as a floor that a broken route listing cannot pass by being empty.
+    expect(Object.keys(fragment.paths)).toEqual(
+      expect.arrayContaining([
+        '/databases/{db}/docs',
+        '/databases/{db}/queries',
+        '/databases/{db}/bulk_insert',
+        '/databases/{db}/changes',
+        '/databases/{db}/subscriptions/{name}/connect',
+        '/admin/databases',
+      ]),
+    );
+  });
+
+  it('describes query strings and bodies from their zod schemas', () => {
+    const { paths } = tenantOpenApi(server.routes);
+    const getDocs = paths['/databases/{db}/docs']!.get!;
+    expect(getDocs.parameters).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'db', in: 'path', required: true }),
+        expect.objectContaining({ name: 'id', in: 'query', required: true }),
+        expect.objectContaining({ name: 'include', in: 'query', required: false }),
+      ]),
+    );
+    const query = paths['/databases/{db}/queries']!.post!.requestBody as {
+      required: boolean;
+      content: Record<string, { schema: { properties: Record<string, unknown>; required: string[] } }>;
+    };
+    expect(query.required).toBe(true);
+    expect(query.content['application/json']!.schema.required).toEqual(['Query']);
+    expect(Object.keys(query.content['application/json']!.schema.properties)).toContain('QueryParameters');
+    const bulk = paths['/databases/{db}/bulk_insert']!.post!.requestBody as { content: object };
+    expect(Object.keys(bulk.content)).toEqual(['application/x-ndjson', 'application/json']);
+  });
+
+  it('is the committed packages/protocol/openapi/tenant.json (regenerate with ROOKERY_WRITE_OPENAPI=1)', () => {
+    const generated = `${JSON.stringify(tenantOpenApi(server.routes), null, 2)}\n`;
+    if (process.env.ROOKERY_WRITE_OPENAPI === '1') writeFileSync(COMMITTED, generated);
+    expect(readFileSync(COMMITTED, 'utf8')).toBe(generated);
+  });
+});
