@@ -9,9 +9,14 @@ import type { ControlStore } from '@rookery/control-store';
 import type { JobQueue } from '@rookery/jobs';
 import type { CertificateAuthority } from '@rookery/pki';
 import {
+  type DeclaredRoute,
+  jsonSerializer,
+  type OpenApiFragment,
+  openApiPaths,
   PROBLEM_CONTENT_TYPE,
   RookeryError,
   type RookeryJobTypes,
+  requestPartValidator,
   rookeryErrorFromThrown,
 } from '@rookery/protocol';
 import Fastify, { type FastifyBaseLogger, type FastifyReply, LogController } from 'fastify';
@@ -45,8 +50,10 @@ export interface ControlAnswer {
 }
 
 export interface ControlApi {
-  /** Every route served (the gateway's isolation test walks them all). */
-  readonly routes: readonly { method: string; url: string }[];
+  /** Every route served, with the schema it declares (the gateway's isolation test walks them all). */
+  readonly routes: readonly (DeclaredRoute & { method: string })[];
+  /** The routes' part of Rookery's OpenAPI document (the gateway serves it at /openapi.json). */
+  readonly openApi: OpenApiFragment;
   /** Answers one request as `caller`, who the host has already authenticated; resolves once the answer is sent. */
   serve(
     request: http.IncomingMessage,
@@ -70,6 +77,10 @@ export async function buildControlApi(options: ControlApiOptions): Promise<Contr
     onConstructorPoisoning: 'error',
   });
   app.removeContentTypeParser('text/plain');
+  // Routes declare their parts with documented() for the OpenAPI document, and parse them in the handler: the
+  // caller's rights are checked first, so that a caller without them learns nothing from a 400 about shapes.
+  app.setValidatorCompiler(requestPartValidator);
+  app.setSerializerCompiler(jsonSerializer);
   app.setErrorHandler((error, request, reply) => {
     const problem = rookeryErrorFromThrown(error, { maxBodyBytes: MAX_BODY_BYTES });
     if (problem.status >= 500) request.log.error({ err: error }, 'control request failed');
@@ -105,10 +116,10 @@ export async function buildControlApi(options: ControlApiOptions): Promise<Contr
     return payload;
   });
 
-  const routes: { method: string; url: string }[] = [];
+  const routes: (DeclaredRoute & { method: string })[] = [];
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat())
-      if (method !== 'HEAD') routes.push({ method, url: route.url });
+      if (method !== 'HEAD') routes.push({ method, url: route.url, schema: route.schema });
   });
 
   const context: ControlContext = {
@@ -136,6 +147,7 @@ export async function buildControlApi(options: ControlApiOptions): Promise<Contr
 
   return {
     routes,
+    openApi: openApiPaths(routes, 'Control'),
     serve(request, response, caller) {
       bindCaller(request, caller);
       const answered = new Promise<ControlAnswer>((resolve) =>

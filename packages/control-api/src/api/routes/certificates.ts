@@ -3,14 +3,22 @@
 // prefixes, like the principal routes.
 
 import { issuePrincipalCertificate, revokePrincipalCertificate } from '@rookery/control-store';
+import { documented } from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
 import { callerOf } from '../caller.js';
 import { bodyOf, type ControlContext, paramsOf } from '../context.js';
 import { CertificateParamsSchema, CertificateRequestSchema, PrincipalParamsSchema } from '../schemas.js';
 import { certificateInTenant, principalInTenant, tenantInScope } from '../scope.js';
 
+const PrincipalParams = documented(PrincipalParamsSchema);
+
 export function certificateRoutes(app: FastifyInstance, { store, ca }: ControlContext): void {
-  app.post('/principals/:principalId/certificates', async (request, reply) => {
+  const issueSchema = {
+    summary: "Issue a principal's client certificate (its private key is in this answer only)",
+    params: PrincipalParams,
+    body: documented(CertificateRequestSchema),
+  };
+  app.post('/principals/:principalId/certificates', { schema: issueSchema }, async (request, reply) => {
     const { tenantId, principalId } = paramsOf(PrincipalParamsSchema, request);
     const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
     const principal = await principalInTenant(store, tenant, principalId);
@@ -29,14 +37,16 @@ export function certificateRoutes(app: FastifyInstance, { store, ca }: ControlCo
       });
   });
 
-  app.get('/principals/:principalId/certificates', async (request) => {
+  const listSchema = { summary: "A principal's certificates", params: PrincipalParams };
+  app.get('/principals/:principalId/certificates', { schema: listSchema }, async (request) => {
     const { tenantId, principalId } = paramsOf(PrincipalParamsSchema, request);
     const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
     const principal = await principalInTenant(store, tenant, principalId);
     return { certificates: await store.listCertificates(principal.id) };
   });
 
-  app.post('/certificates/:serial/revoke', async (request) => {
+  const revokeSchema = { summary: 'Revoke a certificate', params: documented(CertificateParamsSchema) };
+  app.post('/certificates/:serial/revoke', { schema: revokeSchema }, async (request) => {
     const { tenantId, serial } = paramsOf(CertificateParamsSchema, request);
     const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
     const record = await certificateInTenant(store, tenant, serial);

@@ -5,7 +5,7 @@
 
 import type { ControlStore, Tenant } from '@rookery/control-store';
 import type { Job, JobQueue } from '@rookery/jobs';
-import { backupDedupeKey, RookeryError, type RookeryJobTypes } from '@rookery/protocol';
+import { backupDedupeKey, documented, RookeryError, type RookeryJobTypes } from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
 import { callerOf } from '../caller.js';
 import { bodyOf, type ControlContext, paramsOf, queryOf } from '../context.js';
@@ -21,15 +21,26 @@ import { tenantInScope } from '../scope.js';
 /** Retries of a backup or restore asked for here: three attempts, a minute apart and more. */
 const REQUESTED_JOB = { maxAttempts: 3, backoffMs: 60_000 } as const;
 
+const TenantParams = documented(TenantParamsSchema);
+
 export function jobRoutes(app: FastifyInstance, { store, jobs }: ControlContext): void {
-  app.get('/jobs', async (request) => {
+  const listSchema = {
+    summary: "The tenant's backups and restores",
+    params: TenantParams,
+    querystring: documented(JobListQuerySchema),
+  };
+  app.get('/jobs', { schema: listSchema }, async (request) => {
     const { tenantId } = paramsOf(TenantParamsSchema, request);
     const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
     const filter = queryOf(JobListQuerySchema, request);
     return { jobs: (await queueOf(jobs).list({ ...filter, tenantId: tenant.id })).map(jobView) };
   });
 
-  app.get('/jobs/:jobId', async (request) => {
+  const readSchema = {
+    summary: 'A job: its state, attempts, last error and progress',
+    params: documented(JobParamsSchema),
+  };
+  app.get('/jobs/:jobId', { schema: readSchema }, async (request) => {
     const { tenantId, jobId } = paramsOf(JobParamsSchema, request);
     const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
     const job = await queueOf(jobs).get(jobId);
@@ -43,7 +54,12 @@ export function jobRoutes(app: FastifyInstance, { store, jobs }: ControlContext)
     return jobView(job);
   });
 
-  app.post('/backups', async (request, reply) => {
+  const backupSchema = {
+    summary: 'Back a database up',
+    params: TenantParams,
+    body: documented(BackupRequestSchema),
+  };
+  app.post('/backups', { schema: backupSchema }, async (request, reply) => {
     const { tenantId } = paramsOf(TenantParamsSchema, request);
     const caller = callerOf(request.raw);
     const tenant = await tenantInScope(store, caller, tenantId);
@@ -60,7 +76,12 @@ export function jobRoutes(app: FastifyInstance, { store, jobs }: ControlContext)
     return reply.code(202).send(jobView((await queue.get(id))!));
   });
 
-  app.post('/restores', async (request, reply) => {
+  const restoreSchema = {
+    summary: 'Restore a backup into a new database',
+    params: TenantParams,
+    body: documented(RestoreRequestSchema),
+  };
+  app.post('/restores', { schema: restoreSchema }, async (request, reply) => {
     const { tenantId } = paramsOf(TenantParamsSchema, request);
     const caller = callerOf(request.raw);
     const tenant = await tenantInScope(store, caller, tenantId);

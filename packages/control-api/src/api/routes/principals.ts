@@ -3,6 +3,7 @@
 // /control/tenants/{id} for operators (and tenant admins naming their own).
 
 import { enrolTotp, resetTotp, startTotpEnrolment } from '@rookery/control-store';
+import { documented } from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
 import { callerOf } from '../caller.js';
 import { bodyOf, type ControlContext, paramsOf, queryOf } from '../context.js';
@@ -15,8 +16,16 @@ import {
 } from '../schemas.js';
 import { principalInTenant, tenantInScope } from '../scope.js';
 
+const TenantParams = documented(TenantParamsSchema);
+const PrincipalParams = documented(PrincipalParamsSchema);
+
 export function principalRoutes(app: FastifyInstance, { store, masterKey }: ControlContext): void {
-  app.get('/principals', async (request) => {
+  const listSchema = {
+    summary: "A page of the tenant's principals, with the total",
+    params: TenantParams,
+    querystring: documented(PrincipalListQuerySchema),
+  };
+  app.get('/principals', { schema: listSchema }, async (request) => {
     const { tenantId } = paramsOf(TenantParamsSchema, request);
     const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
     const page = queryOf(PrincipalListQuerySchema, request);
@@ -29,7 +38,12 @@ export function principalRoutes(app: FastifyInstance, { store, masterKey }: Cont
     return { principals, total, ...page };
   });
 
-  app.post('/principals', async (request, reply) => {
+  const createSchema = {
+    summary: 'Create a principal',
+    params: TenantParams,
+    body: documented(NewPrincipalSchema),
+  };
+  app.post('/principals', { schema: createSchema }, async (request, reply) => {
     const { tenantId } = paramsOf(TenantParamsSchema, request);
     const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
     const input = bodyOf(NewPrincipalSchema, request, 'principal');
@@ -37,7 +51,11 @@ export function principalRoutes(app: FastifyInstance, { store, masterKey }: Cont
     return reply.code(201).send(principal);
   });
 
-  app.delete('/principals/:principalId', async (request, reply) => {
+  const deleteSchema = {
+    summary: 'Delete a principal (its certificates stay revoked)',
+    params: PrincipalParams,
+  };
+  app.delete('/principals/:principalId', { schema: deleteSchema }, async (request, reply) => {
     const { tenantId, principalId } = paramsOf(PrincipalParamsSchema, request);
     const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
     const principal = await principalInTenant(store, tenant, principalId);
@@ -46,7 +64,12 @@ export function principalRoutes(app: FastifyInstance, { store, masterKey }: Cont
     return reply.code(204).send();
   });
 
-  app.post('/principals/:principalId/totp', async (request, reply) => {
+  const enrolSchema = {
+    summary: "Enrol a person's authenticator: its secret for the admin, or left for the person to collect",
+    params: PrincipalParams,
+    body: documented(TotpEnrolRequestSchema),
+  };
+  app.post('/principals/:principalId/totp', { schema: enrolSchema }, async (request, reply) => {
     const { tenantId, principalId } = paramsOf(PrincipalParamsSchema, request);
     const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
     const principal = await principalInTenant(store, tenant, principalId);
@@ -60,7 +83,8 @@ export function principalRoutes(app: FastifyInstance, { store, masterKey }: Cont
     return reply.code(201).header('cache-control', 'no-store').send(enrolment);
   });
 
-  app.delete('/principals/:principalId/totp', async (request) => {
+  const resetSchema = { summary: "Reset a person's authenticator", params: PrincipalParams };
+  app.delete('/principals/:principalId/totp', { schema: resetSchema }, async (request) => {
     const { tenantId, principalId } = paramsOf(PrincipalParamsSchema, request);
     const tenant = await tenantInScope(store, callerOf(request.raw), tenantId);
     const principal = await principalInTenant(store, tenant, principalId);
