@@ -4,7 +4,14 @@
 // EXPORT_ROW_CAP rows).
 import { useEffect, useState } from 'react';
 import { describeError } from '../api.js';
-import { blobSink, EXPORT_ROW_CAP, type ExportFormat, exportRows, fileSink } from './export.js';
+import {
+  blobSink,
+  EXPORT_ROW_CAP,
+  type ExportFormat,
+  exportRows,
+  fileSink,
+  openQueryStream,
+} from './export.js';
 
 const TYPES: Record<ExportFormat, string> = { ndjson: 'application/x-ndjson', csv: 'text/csv' };
 
@@ -41,14 +48,15 @@ export function ExportResults(props: {
     setFile(null);
     setWritten(null);
     const name = `results.${format}`;
+    const open = () => openQueryStream(props);
     try {
       if (toFile && picker) {
         // The picker needs this click's user activation: asked before anything is awaited.
         const handle = await picker.showSaveFilePicker({ suggestedName: name });
-        setWritten(await exportRows(props, format, fileSink(await handle.createWritable()), null));
+        setWritten(await exportRows(open, format, fileSink(await handle.createWritable()), null));
       } else {
         const sink = blobSink(TYPES[format]);
-        const rows = await exportRows(props, format, sink, EXPORT_ROW_CAP);
+        const rows = await exportRows(open, format, sink, EXPORT_ROW_CAP);
         setFile({ url: URL.createObjectURL(sink.blob()), name, rows });
       }
     } catch (error) {

@@ -61,13 +61,25 @@ export function fileSink(writable: {
   };
 }
 
+/** Opens the stream of every row of the query (POST …/streams/queries), as it was run. */
+export function openQueryStream(request: {
+  database: string;
+  query: string;
+  parameters: Record<string, unknown>;
+}): Promise<Response> {
+  return openStream('POST', databasePath(request.database, 'streams/queries'), {
+    Query: request.query,
+    QueryParameters: request.parameters,
+  });
+}
+
 /**
- * Streams the query's rows into `sink` as `format`, checking the stream whole; answers the row count.
- * `cap`: the most rows taken (null: none). A failed, cut or capped stream aborts the sink and throws
- * ExportError saying why and what to do.
+ * Streams the rows `open` answers into `sink` as `format`, checking the stream whole; answers the row count.
+ * `cap`: the most rows taken (null: none; the page passes EXPORT_ROW_CAP for a download, none for a file).
+ * A failed, cut or capped stream aborts the sink and throws ExportError saying why and what to do.
  */
 export async function exportRows(
-  request: { database: string; query: string; parameters: Record<string, unknown> },
+  open: () => Promise<Response>,
   format: ExportFormat,
   sink: ExportSink,
   cap: number | null,
@@ -83,11 +95,7 @@ export async function exportRows(
   };
   try {
     // Inside the try: a stream refused before its first line aborts the file the person picked too.
-    const response = await openStream('POST', databasePath(request.database, 'streams/queries'), {
-      Query: request.query,
-      QueryParameters: request.parameters,
-    });
-    for await (const line of lines(response)) {
+    for await (const line of lines(await open())) {
       // The previous line was a row: only the last line of the stream is its end (or error) line.
       if (pending !== undefined) {
         batch.push(pending);
