@@ -75,8 +75,13 @@ export class EntrySet {
 
   get size(): number {
     if (this.cachedSize < 0) {
+      // An indexed loop that skips empty words: a narrow match's bitmap is mostly zeros.
+      const words = this.words;
       let n = 0;
-      for (const word of this.words) n += popcount(word);
+      for (let w = 0; w < words.length; w++) {
+        const word = words[w] as number;
+        if (word !== 0) n += popcount(word);
+      }
       this.cachedSize = n;
     }
     return this.cachedSize;

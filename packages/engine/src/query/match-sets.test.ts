@@ -231,3 +231,69 @@ describe('match bitmaps in queries', () => {
     expect(unbounded.matchSetBytes).toBeGreaterThan(100);
   });
 });
+
+describe('a narrow query asked again', () => {
+  it('is answered from its kept bitmaps, not SQL probes, with the same page (a warm two-word search)', async () => {
+    const tmp = makeTempDir();
+    const db = Database.create(tmp.dir, 'nuget');
+    const indexer = new DatabaseIndexer(tmp.dir, { batchSize: 1000 });
+    const definition: IndexDefinition = {
+      Name: 'Packages/Query',
+      Maps: [{ Collection: 'Packages', Fields: { Downloads: 'Downloads', Pre: 'Pre', Query: 'Tags' } }],
+      Fields: { Query: { Indexing: 'Search' } },
+    };
+    const readers: IndexReader[] = [];
+    try {
+      // json in every 2nd package, http in every 3rd: each word broad (1,500 and 1,000 of 3,000), the pair
+      // narrow (500, of which 250 are not prerelease).
+      await db.batch(
+        Array.from({ length: 3000 }, (_, i) => ({
+          Type: 'PUT' as const,
+          Id: `packages/${i}`,
+          Document: {
+            Downloads: (i * 7919) % 1000,
+            Pre: i % 4 === 0,
+            Tags: [...(i % 2 === 0 ? ['json'] : []), ...(i % 3 === 0 ? ['http'] : [])],
+            '@metadata': { '@collection': 'Packages' },
+          },
+        })),
+      );
+      indexer.put(definition);
+      indexer.runUntilIdle();
+      const open = (options: IndexReaderOptions) => {
+        const r = new IndexReader(
+          path.join(tmp.dir, INDEXES_DIRECTORY, indexFileName(definition.Name)),
+          options,
+        );
+        readers.push(r);
+        return r;
+      };
+      const auto = open({});
+      const probes = open({ matchSets: 'never' });
+      const query: IndexQuery = {
+        where: {
+          kind: 'and',
+          children: [
+            { kind: 'compare', field: 'Pre', op: '=', value: false },
+            { kind: 'search', field: 'Query', terms: 'json http', operator: 'and' },
+          ],
+        },
+        orderBy: [{ kind: 'field', field: 'Downloads', descending: true }],
+        skip: 0,
+        take: 20,
+      };
+      const expected = probes.run(query);
+      for (const ask of ['first', 'again']) {
+        const page = auto.run(query);
+        expect(page.plan.Children?.[0]?.Details, ask).toMatch(/^bitmaps/);
+        expect(page.total).toBe(250);
+        expect(page.entries.map((e) => e.docId)).toEqual(expected.entries.map((e) => e.docId));
+      }
+    } finally {
+      for (const r of readers) r.close();
+      indexer.close();
+      await db.close();
+      tmp.cleanup();
+    }
+  });
+});
