@@ -1,5 +1,5 @@
 // pnpm bench:index-build --docs-dir D [--index map|mapreduce] [--rounds N] [--against CHECKOUT]
-//                         [--without FIELD,FIELD...]
+//                         [--without FIELD,FIELD...] [--postgres true]
 //
 // Builds one of bench:queries' two indexes from scratch over D/docs.db, the
 // way the indexer process does (DatabaseIndexer.step() with its prepare
@@ -16,6 +16,10 @@
 // a map keeps at least one): what each field costs, and, with one cheap field
 // left, about what reading, parsing and storing the entries cost alone.
 //
+// --postgres true also builds the same index's PostgreSQL equivalent in each round, over the same
+// documents loaded once into a private PostgreSQL (postgres-index-build.ts says which indexes and
+// why), and prints its docs/s and the ratio of the medians: both sides in one run.
+//
 // Stages go to stderr; the last stdout line is one JSON object.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -25,6 +29,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { DeclarativeMap, IndexDefinition } from '@rookery/protocol';
 import { z } from 'zod';
 import { BY_FIELDS_INDEX, SEARCH_INDEX } from './nuget-indexes.js';
+import { startPostgresIndexBuild } from './postgres-index-build.js';
 
 /** The map index's fields, which --without may leave out. */
 const MAP_FIELDS = Object.keys((BY_FIELDS_INDEX.Maps[0] as DeclarativeMap).Fields) as [string, ...string[]];
@@ -53,6 +58,7 @@ const ArgsSchema = z
           }),
       )
       .optional(),
+    postgres: z.enum(['true', 'false']).default('false'),
     /** Internal: one build with the code of this checkout (the child processes). */
     code: z.string().min(1).optional(),
   })
@@ -60,6 +66,10 @@ const ArgsSchema = z
   .refine((args) => args.without === undefined || args.index === 'map', {
     path: ['without'],
     message: '--without leaves out fields of the map index; use it with --index map',
+  })
+  .refine((args) => args.without === undefined || args.postgres === 'false', {
+    path: ['postgres'],
+    message: 'the PostgreSQL side builds the whole index: leave out --without, or --postgres',
   });
 type Args = z.infer<typeof ArgsSchema>;
 
@@ -184,14 +194,26 @@ async function main(): Promise<void> {
   }
   const sides = args.against ? [THIS_CHECKOUT, path.resolve(args.against)] : [THIS_CHECKOUT];
   const rates: number[][] = sides.map(() => []);
-  for (let round = 1; round <= args.rounds; round++) {
-    sides.forEach((checkout, i) => {
-      const rate = buildInChild(checkout, args);
-      rates[i]!.push(rate);
-      log(`round ${round}, ${checkout}: ${rate.toLocaleString('en')} docs/s`);
-    });
+  const postgres = args.postgres === 'true' ? await startPostgresIndexBuild(docsDir, log) : null;
+  const postgresRates: number[] = [];
+  try {
+    for (let round = 1; round <= args.rounds; round++) {
+      sides.forEach((checkout, i) => {
+        const rate = buildInChild(checkout, args);
+        rates[i]!.push(rate);
+        log(`round ${round}, ${checkout}: ${rate.toLocaleString('en')} docs/s`);
+      });
+      if (postgres) {
+        const rate = await postgres.build(args.index);
+        postgresRates.push(rate);
+        log(`round ${round}, postgres: ${rate.toLocaleString('en')} docs/s`);
+      }
+    }
+  } finally {
+    await postgres?.stop();
   }
   const [mine, theirs] = rates.map(median);
+  const postgresMedian = postgres ? median(postgresRates) : null;
   console.log(
     JSON.stringify({
       bench: 'index-build',
@@ -207,6 +229,13 @@ async function main(): Promise<void> {
           }
         : {}),
       ...(theirs ? { ratio: Math.round((mine! / theirs) * 1000) / 1000 } : {}),
+      ...(postgresMedian
+        ? {
+            postgres_docs_per_s: postgresRates,
+            postgres_median_docs_per_s: postgresMedian,
+            vs_postgres: Math.round((mine! / postgresMedian) * 1000) / 1000,
+          }
+        : {}),
     }),
   );
 }
