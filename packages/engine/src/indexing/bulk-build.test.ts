@@ -12,10 +12,15 @@ import { BULK_BUILD_META_KEY } from './bulk-build.js';
 import { DatabaseIndexer } from './database-indexer.js';
 import { INDEXES_DIRECTORY, indexFileName } from './index-file.js';
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
+type Cleanups = (() => Promise<void> | void)[];
+
+/** Runs the cleanups, last first (indexers close before their database, directories go last). */
+async function clean(cleanups: Cleanups): Promise<void> {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+}
+
+const cleanups: Cleanups = [];
+afterEach(() => clean(cleanups));
 
 /** A map index with exact, numeric, array and full-text fields, suggestions on two of them. */
 const MAP_INDEX: IndexDefinition = {
@@ -60,11 +65,11 @@ const put = (id: number, doc: Item) => ({
   Document: { ...doc, '@metadata': { '@collection': 'Items' } },
 });
 
-async function openDatabase(): Promise<{ dir: string; db: Database }> {
+async function openDatabase(owner: Cleanups): Promise<{ dir: string; db: Database }> {
   const tmp = makeTempDir();
   const db = Database.create(tmp.dir, 'items');
-  cleanups.push(() => tmp.cleanup());
-  cleanups.push(() => db.close());
+  owner.push(() => tmp.cleanup());
+  owner.push(() => db.close());
   return { dir: tmp.dir, db };
 }
 
@@ -103,43 +108,49 @@ describe('the first build of an index (bulk build)', () => {
           fc.array(change, { maxLength: 12 }),
           fc.integer({ min: 2, max: 9 }),
           async (initial, changes, batchSize) => {
-            // Built from existing documents, in batches: bulk, with the changes arriving mid-build.
-            const bulk = await openDatabase();
-            const bulkIds = new Set<number>();
-            await bulk.db.batch(initial.map((doc, i) => put(i, doc)));
-            for (const i of initial.keys()) bulkIds.add(i);
-            const bulkIndexer = new DatabaseIndexer(bulk.dir, { batchSize });
-            cleanups.push(() => bulkIndexer.close());
-            bulkIndexer.put(definition);
-            bulkIndexer.runOnce();
-            // A first batch that did not reach the end leaves the file in its bulk build.
-            expect(bulkStateOf(fileOf(bulk.dir, definition))).toBe(initial.length > batchSize);
-            for (const c of changes) await applyChange(bulk.db, bulkIds, c);
-            bulkIndexer.runUntilIdle();
+            // Each run owns what it opens and closes it, whether it passes or not.
+            const cleanups: Cleanups = [];
+            try {
+              // Built from existing documents, in batches: bulk, with the changes arriving mid-build.
+              const bulk = await openDatabase(cleanups);
+              const bulkIds = new Set<number>();
+              await bulk.db.batch(initial.map((doc, i) => put(i, doc)));
+              for (const i of initial.keys()) bulkIds.add(i);
+              const bulkIndexer = new DatabaseIndexer(bulk.dir, { batchSize });
+              cleanups.push(() => bulkIndexer.close());
+              bulkIndexer.put(definition);
+              bulkIndexer.runOnce();
+              // A first batch that did not reach the end leaves the file in its bulk build.
+              expect(bulkStateOf(fileOf(bulk.dir, definition))).toBe(initial.length > batchSize);
+              for (const c of changes) await applyChange(bulk.db, bulkIds, c);
+              bulkIndexer.runUntilIdle();
 
-            // Built incrementally: the index first, then every document and change indexed as it comes.
-            const incremental = await openDatabase();
-            const ids = new Set<number>();
-            const indexer = new DatabaseIndexer(incremental.dir, { batchSize });
-            cleanups.push(() => indexer.close());
-            indexer.put(definition);
-            for (const [i, doc] of initial.entries()) {
-              await applyChange(incremental.db, ids, { id: i, doc });
-              indexer.runUntilIdle();
-            }
-            for (const c of changes) {
-              await applyChange(incremental.db, ids, c);
-              indexer.runUntilIdle();
-            }
+              // Built incrementally: the index first, then every document and change indexed as it comes.
+              const incremental = await openDatabase(cleanups);
+              const ids = new Set<number>();
+              const indexer = new DatabaseIndexer(incremental.dir, { batchSize });
+              cleanups.push(() => indexer.close());
+              indexer.put(definition);
+              for (const [i, doc] of initial.entries()) {
+                await applyChange(incremental.db, ids, { id: i, doc });
+                indexer.runUntilIdle();
+              }
+              for (const c of changes) {
+                await applyChange(incremental.db, ids, c);
+                indexer.runUntilIdle();
+              }
 
-            const built = dumpIndexFile(fileOf(bulk.dir, definition));
-            expect(built).toEqual(dumpIndexFile(fileOf(incremental.dir, definition)));
-            expect(built.schema.map((o) => o.name)).toContain('terms_by_entry');
-            expect(built.meta.map((m) => m.key)).not.toContain(BULK_BUILD_META_KEY);
-            for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+              const built = dumpIndexFile(fileOf(bulk.dir, definition));
+              expect(built).toEqual(dumpIndexFile(fileOf(incremental.dir, definition)));
+              expect(built.schema.map((o) => o.name)).toContain('terms_by_entry');
+              expect(built.meta.map((m) => m.key)).not.toContain(BULK_BUILD_META_KEY);
+            } finally {
+              await clean(cleanups);
+            }
           },
         ),
-        { numRuns: 10 },
+        // Ten runs; the whole check, shrinking included, stops at 150 s (counted as a failure), inside the test's time.
+        { numRuns: 10, interruptAfterTimeLimit: 150_000, markInterruptAsFailure: true },
       );
     },
     180_000,
