@@ -20,18 +20,19 @@ import type { JobQueue } from '@rookery/jobs';
 import type { CertificateAuthority } from '@rookery/pki';
 import { RookeryError, type RookeryJobTypes, STORAGE_QUOTA_HEADER } from '@rookery/protocol';
 import type { Logger } from 'pino';
-import { z } from 'zod';
 import { Admission } from './admission.js';
 import { BrowserSessions, sessionCookie } from './browser-session.js';
 import { StorageCache, TtlCache } from './caches.js';
 import { ConsoleFiles } from './console-files.js';
 import { DatabaseRecords } from './database-records.js';
+import { TwoFactorRequestSchema, UsageQuerySchema } from './gateway-requests.js';
 import type { HostClient } from './host-client.js';
 import { FleetShares, type LimitShares, WHOLE_LIMITS } from './limit-shares.js';
 import { DEFAULT_LIVE_LIMITS, LiveConnectionLimits, type LiveLimits } from './live-limits.js';
 import { LiveSockets } from './live-sockets.js';
 import { UsageMeter } from './metering.js';
 import { GatewayMetrics } from './metrics.js';
+import { OpenApiDocument } from './openapi.js';
 import { PrincipalDirectory, type Resolved } from './principals.js';
 import { type ProxyOutcome, proxyToTenant, TenantUnreachable } from './proxy.js';
 import { RateLimiter } from './rate-limiter.js';
@@ -113,21 +114,6 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-const TwoFactorRequestSchema = z.object({
-  code: z.string().regex(/^\d{6}$/, 'a code is the 6 digits your authenticator shows'),
-  minutes: z
-    .number()
-    .int()
-    .min(1)
-    .max(7 * 24 * 60)
-    .default(60),
-  binding: z.enum(['browser', 'certificate']).default('browser'),
-});
-const UsageQuerySchema = z.object({
-  tenant: z.string().min(1).optional(),
-  from: z.coerce.number().int().min(0).optional(),
-  to: z.coerce.number().int().min(0).optional(),
-});
 const MAX_GATEWAY_BODY_BYTES = 16 * 1024;
 
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
@@ -159,6 +145,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     jobs: options.jobs ?? null,
     logger: log.child({ unit: 'control' }),
   });
+  const openApi = new OpenApiDocument(control.openApi);
   const databaseRecords = new DatabaseRecords(options.store, router, log);
   // Tenants (and their quotas) are read from the store at most once a second per tenant.
   const tenants = new TtlCache(
@@ -229,6 +216,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       return openTwoFactorSession(request, response, caller);
     }
     if (consoleFiles?.serve(request, response, path)) return;
+    if (path === OpenApiDocument.PATH && request.method === 'GET') return openApi.serve(response);
     browsers.requireCsrfToken(request);
     if (path === '/auth/sign-out' && request.method === 'POST') return browsers.signOut(request, response);
     // Before the second factor: a person collects the authenticator that opens their first session.
