@@ -2,53 +2,37 @@
 // real stack (as console.test.ts): a tenant admin lets Bob collect it (and never sees its secret); Bob's
 // browser, with his certificate and no session, is offered the QR code once, shows it, and signs in with a
 // code of that secret; a reload offers nothing, and the gateway answers the secret no second time.
-import { type Stack, startStack } from '@rookery/gateway/testing';
 import { generate } from 'otplib';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, personContext } from './browser.js';
-import { DIST, shot, signIn, watchPolicy } from './pages.js';
+import { describe, expect, it } from 'vitest';
+import { personContext } from './browser.js';
+import { consoleE2e, shot, signIn, watchPolicy } from './pages.js';
 
-let stack: Stack;
-let browser: Browser;
-const policyViolations: string[] = [];
-
-beforeAll(async () => {
-  stack = await startStack({ consoleDir: DIST });
-  const admin = await stack.tenantAdmin({ id: 'acme', name: 'Acme' }, 'ops');
-  await stack.running('acme');
-  expect((await admin.call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
-  browser = await launchChromium();
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await stack?.close();
-});
+const e2e = consoleE2e();
+const { policyViolations } = e2e;
 
 describe("enrolment on the person's own sign-in page", () => {
   it('is started by a tenant admin, shown to the person once, and its codes sign them in', async () => {
-    const bob = await stack.client({
+    const bob = await e2e.stack.client({
       tenantId: 'acme',
       kind: 'person',
       name: 'Bob Builder',
       role: { kind: 'database', access: { shop: 'read-write' } },
     });
-    const ada = await stack.person('Ada Lovelace', 'acme');
-    const adaContext = await personContext(browser, stack.gateway.url, ada.client);
-    const bobContext = await personContext(browser, stack.gateway.url, bob);
+    const ada = await e2e.stack.person('Ada Lovelace', 'acme');
+    const adaContext = await personContext(e2e.browser, e2e.stack.gateway.url, ada.client);
+    const bobContext = await personContext(e2e.browser, e2e.stack.gateway.url, bob);
     try {
       // Bob before anything was started: the sign-in page offers no QR code.
       const bobPage = await bobContext.newPage();
       watchPolicy(bobPage, policyViolations);
-      await bobPage.goto(stack.gateway.url);
+      await bobPage.goto(e2e.stack.gateway.url);
       await bobPage.getByLabel('Code from your authenticator app').waitFor();
       expect(await bobPage.getByRole('button', { name: 'Show my QR code' }).count()).toBe(0);
 
       // Ada, a tenant admin, leaves the enrolment for Bob to collect.
       const adaPage = await adaContext.newPage();
       watchPolicy(adaPage, policyViolations);
-      await adaPage.goto(stack.gateway.url);
+      await adaPage.goto(e2e.stack.gateway.url);
       await signIn(adaPage, ada.secret);
       await adaPage.getByRole('link', { name: 'Tenant' }).click();
       const card = adaPage.getByRole('article', { name: /^Bob Builder/ });
@@ -69,7 +53,7 @@ describe("enrolment on the person's own sign-in page", () => {
 
       // Once: another page of Bob's browser is offered nothing, and the gateway answers it no more.
       const again = await bobContext.newPage();
-      await again.goto(stack.gateway.url);
+      await again.goto(e2e.stack.gateway.url);
       await again.getByRole('heading', { name: 'Collections' }).waitFor();
       const asked = await again.evaluate(async () => {
         const pending = await (await fetch('/auth/enrolment')).json();

@@ -3,19 +3,11 @@
 // the page gets a picker (an init script, outside the page's CSP) whose file records what is written to
 // it: 12,000 rows arrive as several writes, then one close — the page never wrote them as one string —
 // and a stream the tenant refuses leaves the file aborted, never closed.
-import { type Stack, startStack } from '@rookery/gateway/testing';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, personContext } from './browser.js';
-import { DIST, signIn, watchPolicy } from './pages.js';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { consoleE2e } from './pages.js';
 
 const ROWS = 12_000;
-
-let stack: Stack;
-let browser: Browser;
-let context: BrowserContext;
-let page: Page;
-const policyViolations: string[] = [];
 
 /** The picker the page gets: its file's writes, closes and aborts, in window.exported. */
 const PICKER = `
@@ -35,51 +27,41 @@ interface Exported {
   aborted: number;
 }
 
-beforeAll(async () => {
-  stack = await startStack({ consoleDir: DIST });
-  const admin = await stack.tenantAdmin({ id: 'acme', name: 'Acme' }, 'ops');
-  await stack.running('acme');
-  expect((await admin.call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
-  for (let start = 0; start < ROWS; start += 2_000) {
-    const Commands = Array.from({ length: 2_000 }, (_, i) => ({
-      Type: 'PUT',
-      Id: `items/${start + i + 1}`,
-      Document: { N: start + i + 1, '@metadata': { '@collection': 'Items' } },
-    }));
-    expect((await admin.call('POST', '/databases/shop/bulk_docs', { Commands })).status).toBe(201);
-  }
-  // A small collection with an index to ask facets of: a query the page runs and the stream refuses.
-  for (const [id, kind] of [
-    ['tags/1', 'red'],
-    ['tags/2', 'blue'],
-  ] as const) {
-    const put = await admin.call('PUT', `/databases/shop/docs?id=${id}`, {
-      Kind: kind,
-      '@metadata': { '@collection': 'Tags' },
+const e2e = consoleE2e({
+  seed: async (admin) => {
+    for (let start = 0; start < ROWS; start += 2_000) {
+      const Commands = Array.from({ length: 2_000 }, (_, i) => ({
+        Type: 'PUT',
+        Id: `items/${start + i + 1}`,
+        Document: { N: start + i + 1, '@metadata': { '@collection': 'Items' } },
+      }));
+      expect((await admin.call('POST', '/databases/shop/bulk_docs', { Commands })).status).toBe(201);
+    }
+    // A small collection with an index to ask facets of: a query the page runs and the stream refuses.
+    for (const [id, kind] of [
+      ['tags/1', 'red'],
+      ['tags/2', 'blue'],
+    ] as const) {
+      const put = await admin.call('PUT', `/databases/shop/docs?id=${id}`, {
+        Kind: kind,
+        '@metadata': { '@collection': 'Tags' },
+      });
+      expect(put.status).toBe(201);
+    }
+    const index = await admin.call('PUT', '/databases/shop/indexes', {
+      Name: 'Tags/ByKind',
+      Maps: [{ Collection: 'Tags', Fields: { Kind: 'Kind' } }],
     });
-    expect(put.status).toBe(201);
-  }
-  const index = await admin.call('PUT', '/databases/shop/indexes', {
-    Name: 'Tags/ByKind',
-    Maps: [{ Collection: 'Tags', Fields: { Kind: 'Kind' } }],
-  });
-  expect(index.status).toBe(201);
-  const person = await stack.person('Ada Lovelace', 'acme');
-  browser = await launchChromium();
-  context = await personContext(browser, stack.gateway.url, person.client);
-  await context.addInitScript(PICKER);
-  page = await context.newPage();
-  watchPolicy(page, policyViolations);
-  await page.goto(stack.gateway.url);
-  await signIn(page, person.secret);
+    expect(index.status).toBe(201);
+  },
+});
+const { policyViolations } = e2e;
+let page: Page;
+
+beforeAll(async () => {
+  ({ page } = await e2e.signedIn(await e2e.stack.person('Ada Lovelace', 'acme'), { initScript: PICKER }));
   await page.getByRole('link', { name: 'Query' }).click();
 }, 180_000);
-
-afterAll(async () => {
-  await context?.close();
-  await browser?.close();
-  await stack?.close();
-});
 
 async function run(query: string): Promise<void> {
   await page.getByLabel(/Query \(RQL\)/).fill(query);

@@ -1,47 +1,31 @@
 // The Hosts page in headless Chromium against the real stack (as console.test.ts): an operator sees that
 // one machine has no fleet, then the hosts the control store records once they take leases (address,
 // state, lease, tenants); a tenant admin has no Hosts link, and the gateway refuses them the route itself.
-import { type Stack, startStack } from '@rookery/gateway/testing';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, personContext } from './browser.js';
-import { DIST, shot, signIn, watchPolicy } from './pages.js';
+import { describe, expect, it } from 'vitest';
+import { personContext } from './browser.js';
+import { consoleE2e, shot, signIn, watchPolicy } from './pages.js';
 
-let stack: Stack;
-let browser: Browser;
-const policyViolations: string[] = [];
-
-beforeAll(async () => {
-  stack = await startStack({ consoleDir: DIST });
-  const admin = await stack.tenantAdmin({ id: 'acme', name: 'Acme' }, 'ops');
-  await stack.running('acme');
-  expect((await admin.call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
-  browser = await launchChromium();
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await stack?.close();
-});
+const e2e = consoleE2e();
+const { policyViolations } = e2e;
 
 describe('the Hosts page', () => {
   it('tells an operator there is no fleet on one machine, then lists the hosts that took leases', async () => {
-    const operator = await stack.person('Olga Operator', null, { kind: 'operator' });
-    const context = await personContext(browser, stack.gateway.url, operator.client);
+    const operator = await e2e.stack.person('Olga Operator', null, { kind: 'operator' });
+    const context = await personContext(e2e.browser, e2e.stack.gateway.url, operator.client);
     try {
       const on = await context.newPage();
       watchPolicy(on, policyViolations);
-      await on.goto(stack.gateway.url);
+      await on.goto(e2e.stack.gateway.url);
       await signIn(on, operator.secret);
       await on.getByRole('link', { name: 'Hosts' }).click();
       await on.getByText('No fleet: this gateway serves one machine', { exact: false }).waitFor();
 
       // Two hosts take leases (as hosts in fleet mode do), acme is placed, and the other host drains.
-      await stack.store.acquireLease('host-a', 'https://10.0.0.1:7443', 50, 600_000);
-      await stack.store.acquireLease('host-b', 'https://10.0.0.2:7443', 20, 600_000);
-      const acmeHost = (await stack.store.placeTenant('acme')).hostId;
+      await e2e.stack.store.acquireLease('host-a', 'https://10.0.0.1:7443', 50, 600_000);
+      await e2e.stack.store.acquireLease('host-b', 'https://10.0.0.2:7443', 20, 600_000);
+      const acmeHost = (await e2e.stack.store.placeTenant('acme')).hostId;
       const other = acmeHost === 'host-a' ? 'host-b' : 'host-a';
-      await stack.store.drainHost(other);
+      await e2e.stack.store.drainHost(other);
 
       // The page reads the hosts when it opens: open it again.
       await on.getByRole('link', { name: 'Documents' }).click();
@@ -73,12 +57,12 @@ describe('the Hosts page', () => {
   });
 
   it('has no Hosts link for a tenant admin, and the gateway refuses them the route', async () => {
-    const person = await stack.person('Ada Lovelace', 'acme');
-    const context = await personContext(browser, stack.gateway.url, person.client);
+    const person = await e2e.stack.person('Ada Lovelace', 'acme');
+    const context = await personContext(e2e.browser, e2e.stack.gateway.url, person.client);
     try {
       const on = await context.newPage();
       watchPolicy(on, policyViolations);
-      await on.goto(stack.gateway.url);
+      await on.goto(e2e.stack.gateway.url);
       await signIn(on, person.secret);
       await on.getByRole('link', { name: 'Tenant' }).waitFor();
       expect(await on.getByRole('link', { name: 'Hosts' }).count()).toBe(0);

@@ -1,13 +1,16 @@
-// What every console e2e file does with a page: sign in with the keyboard alone, screenshots, the
-// Content-Security-Policy watch, and axe-core's accessibility check.
+// What every console e2e file does: its set-up (consoleE2e: the stack, acme's admin, `shop`, Chromium),
+// sign in with the keyboard alone, screenshots, the Content-Security-Policy watch, and axe-core's
+// accessibility check.
 
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type Client, type Stack, startStack } from '@rookery/gateway/testing';
 import { generate } from 'otplib';
-import type { Page } from 'playwright-core';
-import { expect } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { launchChromium, personContext } from './browser.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const DIST = path.join(here, '..', 'dist');
@@ -61,4 +64,79 @@ export async function accessibilityViolations(on: Page): Promise<string[]> {
   return violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id}: ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
+}
+
+/** What `consoleE2e` gives a test file; read inside tests and hooks (it is set up by beforeAll). */
+export interface ConsoleE2e {
+  /** The stack with the console built into dist/. */
+  readonly stack: Stack;
+  /** The `ops` program, tenant admin of acme. */
+  readonly admin: Client;
+  readonly browser: Browser;
+  /** What the browser reported about the Content-Security-Policy, on every page opened by `signedIn`. */
+  readonly policyViolations: string[];
+  /**
+   * A page of a new browser context presenting the person's certificate, watched for the CSP, at the
+   * console and signed in (the context closes with the file). `initScript` runs in every page first.
+   */
+  signedIn(
+    person: { client: { certPem: string; keyPem: string }; secret: string },
+    options?: { initScript?: string },
+  ): Promise<{ context: BrowserContext; page: Page }>;
+}
+
+/**
+ * (Not named `use…`: in this React package the linter takes that for a React hook, which this is not.)
+ * The set-up every console e2e file shares: the stack serving the console (with the worker for
+ * `worker: true`), acme with its admin program `ops`, the database `shop`, then `seed` (documents,
+ * indexes…), and Chromium; all closed after the file.
+ */
+export function consoleE2e(
+  options: { worker?: boolean; seed?: (admin: Client, stack: Stack) => Promise<void> } = {},
+): ConsoleE2e {
+  let stack: Stack | undefined;
+  let admin: Client | undefined;
+  let browser: Browser | undefined;
+  const contexts: BrowserContext[] = [];
+  const policyViolations: string[] = [];
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined)
+      throw new Error('the console e2e stack is not started yet (use it in a test or hook)');
+    return value;
+  };
+  beforeAll(async () => {
+    stack = await startStack({ consoleDir: DIST, worker: options.worker });
+    admin = await stack.tenantAdmin({ id: 'acme', name: 'Acme' }, 'ops');
+    await stack.running('acme');
+    expect((await admin.call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
+    await options.seed?.(admin, stack);
+    browser = await launchChromium();
+  }, 180_000);
+  afterAll(async () => {
+    for (const context of contexts) await context.close();
+    await browser?.close();
+    await stack?.close();
+  });
+  return {
+    get stack() {
+      return started(stack);
+    },
+    get admin() {
+      return started(admin);
+    },
+    get browser() {
+      return started(browser);
+    },
+    policyViolations,
+    async signedIn(person, signInOptions = {}) {
+      const context = await personContext(started(browser), started(stack).gateway.url, person.client);
+      contexts.push(context);
+      if (signInOptions.initScript !== undefined) await context.addInitScript(signInOptions.initScript);
+      const page = await context.newPage();
+      watchPolicy(page, policyViolations);
+      await page.goto(started(stack).gateway.url);
+      await signIn(page, person.secret);
+      return { context, page };
+    },
+  };
 }

@@ -2,58 +2,41 @@
 // suggestions shown as such, timings as a chart and the plan as a tree, and the export of every result as
 // NDJSON and CSV through the stream API (a query the stream refuses shows why).
 import fs from 'node:fs';
-import { type Stack, startStack } from '@rookery/gateway/testing';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, personContext } from './browser.js';
-import { DIST, shot, signIn, watchPolicy } from './pages.js';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { consoleE2e, shot } from './pages.js';
 
-let stack: Stack;
-let browser: Browser;
-let context: BrowserContext;
+const e2e = consoleE2e({
+  seed: async (admin) => {
+    for (const [id, name, city, age] of [
+      ['users/1', 'Ada', 'London', 36],
+      ['users/2', 'Grace', 'Paris', 45],
+      ['users/3', 'Linus, "the" Finn', 'Paris', 28],
+    ] as const) {
+      const put = await admin.call('PUT', `/databases/shop/docs?id=${id}`, {
+        Name: name,
+        City: city,
+        Age: age,
+        '@metadata': { '@collection': 'Users' },
+      });
+      expect(put.status).toBe(201);
+    }
+    const index = await admin.call('PUT', '/databases/shop/indexes', {
+      Name: 'Users/Search',
+      Maps: [{ Collection: 'Users', Fields: { Text: ['Name', 'City'], City: 'City' } }],
+      Fields: { Text: { Indexing: 'Search' } },
+    });
+    expect(index.status).toBe(201);
+  },
+});
+const { policyViolations } = e2e;
 let page: Page;
-const policyViolations: string[] = [];
 
 beforeAll(async () => {
-  stack = await startStack({ consoleDir: DIST });
-  const admin = await stack.tenantAdmin({ id: 'acme', name: 'Acme' }, 'ops');
-  await stack.running('acme');
-  expect((await admin.call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
-  for (const [id, name, city, age] of [
-    ['users/1', 'Ada', 'London', 36],
-    ['users/2', 'Grace', 'Paris', 45],
-    ['users/3', 'Linus, "the" Finn', 'Paris', 28],
-  ] as const) {
-    const put = await admin.call('PUT', `/databases/shop/docs?id=${id}`, {
-      Name: name,
-      City: city,
-      Age: age,
-      '@metadata': { '@collection': 'Users' },
-    });
-    expect(put.status).toBe(201);
-  }
-  const index = await admin.call('PUT', '/databases/shop/indexes', {
-    Name: 'Users/Search',
-    Maps: [{ Collection: 'Users', Fields: { Text: ['Name', 'City'], City: 'City' } }],
-    Fields: { Text: { Indexing: 'Search' } },
-  });
-  expect(index.status).toBe(201);
-  const person = await stack.person('Ada Lovelace', 'acme');
-  browser = await launchChromium();
-  context = await personContext(browser, stack.gateway.url, person.client);
-  page = await context.newPage();
-  watchPolicy(page, policyViolations);
-  await page.goto(stack.gateway.url);
-  await signIn(page, person.secret);
+  ({ page } = await e2e.signedIn(await e2e.stack.person('Ada Lovelace', 'acme')));
   await page.getByRole('link', { name: 'Query' }).click();
   await page.getByLabel(/Wait until the index has caught up/).check();
 }, 180_000);
-
-afterAll(async () => {
-  await context?.close();
-  await browser?.close();
-  await stack?.close();
-});
 
 async function run(query: string): Promise<void> {
   await page.getByLabel(/Query \(RQL\)/).fill(query);

@@ -1,55 +1,41 @@
 // The Subscriptions page in headless Chromium against the real stack (as console.test.ts): a subscription
 // created from the page is listed with its query, no consumer and its progress against the database's last
 // etag; delete asks for a confirmation (cancel keeps it); a read-only person has no create or delete.
-import { type Client, type Stack, startStack } from '@rookery/gateway/testing';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, personContext } from './browser.js';
-import { DIST, shot, signIn, watchPolicy } from './pages.js';
+import { describe, expect, it } from 'vitest';
+import { personContext } from './browser.js';
+import { consoleE2e, shot, signIn, watchPolicy } from './pages.js';
 
-let stack: Stack;
-let admin: Client;
-let browser: Browser;
-const policyViolations: string[] = [];
-
-beforeAll(async () => {
-  stack = await startStack({ consoleDir: DIST });
-  admin = await stack.tenantAdmin({ id: 'acme', name: 'Acme' }, 'ops');
-  await stack.running('acme');
-  expect((await admin.call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
-  for (const [id, total] of [
-    ['orders/1', 50],
-    ['orders/2', 150],
-    ['orders/3', 250],
-  ] as const) {
-    const put = await admin.call('PUT', `/databases/shop/docs?id=${id}`, {
-      Total: total,
-      '@metadata': { '@collection': 'Orders' },
-    });
-    expect(put.status).toBe(201);
-  }
-  browser = await launchChromium();
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await stack?.close();
+const e2e = consoleE2e({
+  seed: async (admin) => {
+    for (const [id, total] of [
+      ['orders/1', 50],
+      ['orders/2', 150],
+      ['orders/3', 250],
+    ] as const) {
+      const put = await admin.call('PUT', `/databases/shop/docs?id=${id}`, {
+        Total: total,
+        '@metadata': { '@collection': 'Orders' },
+      });
+      expect(put.status).toBe(201);
+    }
+  },
 });
+const { policyViolations } = e2e;
 
 async function subscriptionNames(): Promise<string[]> {
-  const listed = await admin.call('GET', '/databases/shop/subscriptions');
+  const listed = await e2e.admin.call('GET', '/databases/shop/subscriptions');
   expect(listed.status).toBe(200);
   return (listed.json.Results as { Name: string }[]).map((s) => s.Name);
 }
 
 describe('the Subscriptions page', () => {
   it('creates a subscription, shows its progress, and deletes it after a confirmation', async () => {
-    const ada = await stack.person('Ada Lovelace', 'acme');
-    const context = await personContext(browser, stack.gateway.url, ada.client);
+    const ada = await e2e.stack.person('Ada Lovelace', 'acme');
+    const context = await personContext(e2e.browser, e2e.stack.gateway.url, ada.client);
     try {
       const on = await context.newPage();
       watchPolicy(on, policyViolations);
-      await on.goto(stack.gateway.url);
+      await on.goto(e2e.stack.gateway.url);
       await signIn(on, ada.secret);
       await on.getByRole('link', { name: 'Subscriptions' }).click();
       await on.getByText('No subscriptions in shop.').waitFor();
@@ -60,7 +46,7 @@ describe('the Subscriptions page', () => {
       const row = on.locator('tr[data-subscription="big-orders"]');
       await row.waitFor();
       expect(await subscriptionNames()).toEqual(['big-orders']);
-      const stats = await admin.call('GET', '/databases/shop/stats');
+      const stats = await e2e.admin.call('GET', '/databases/shop/stats');
       const lastEtag = Number(stats.json.LastDocEtag);
       await expect(row.getByRole('cell').nth(0).textContent()).resolves.toBe('from Orders where Total > 100');
       await expect(row.getByRole('cell').nth(1).textContent()).resolves.toBe('none connected');
@@ -87,18 +73,18 @@ describe('the Subscriptions page', () => {
 
   it('shows a read-only person the list without create or delete', async () => {
     expect(
-      (await admin.call('PUT', '/databases/shop/subscriptions', { Name: 'audit', Query: 'from Orders' }))
+      (await e2e.admin.call('PUT', '/databases/shop/subscriptions', { Name: 'audit', Query: 'from Orders' }))
         .status,
     ).toBe(201);
-    const reader = await stack.person('Rita Reader', 'acme', {
+    const reader = await e2e.stack.person('Rita Reader', 'acme', {
       kind: 'database',
       access: { shop: 'read-only' },
     });
-    const context = await personContext(browser, stack.gateway.url, reader.client);
+    const context = await personContext(e2e.browser, e2e.stack.gateway.url, reader.client);
     try {
       const on = await context.newPage();
       watchPolicy(on, policyViolations);
-      await on.goto(stack.gateway.url);
+      await on.goto(e2e.stack.gateway.url);
       await signIn(on, reader.secret);
       await on.getByRole('link', { name: 'Subscriptions' }).click();
       await on.locator('tr[data-subscription="audit"]').waitFor();
