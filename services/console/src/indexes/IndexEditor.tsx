@@ -5,11 +5,11 @@
 // schema here would bring its Node-only modules into the browser's bundle.
 import { useState } from 'react';
 import { call, databasePath, describeError } from '../api.js';
-import { IndexPutSchema } from './schemas.js';
+import { type IndexDefinition, IndexPutSchema } from './schemas.js';
 
 type Kind = 'javascript' | 'declarative';
 
-/** What the editor starts from: the definition this page last saved under that name, or an example. */
+/** What the editor starts from: an example, or the index's definition as the tenant answers it (draftOf). */
 export interface Draft {
   name: string;
   kind: Kind;
@@ -25,6 +25,24 @@ export const NEW_DRAFT: Draft = {
   reduce: '',
   declarative: JSON.stringify({ Maps: [{ Collection: 'Users', Fields: { Name: 'Name' } }] }, null, 2),
 };
+
+/**
+ * The draft of a stored definition: the JavaScript form when it holds all of it (one map and an optional
+ * reduce, both JavaScript, nothing else), otherwise the JSON form with every field but the name, so saving
+ * it unchanged puts back the same definition.
+ */
+export function draftOf(definition: IndexDefinition): Draft {
+  const { Name, ...rest } = definition;
+  const [map, ...more] = definition.Maps;
+  const reduce = definition.Reduce;
+  const onlyJavaScript =
+    typeof map === 'string' &&
+    more.length === 0 &&
+    (reduce === undefined || typeof reduce === 'string') &&
+    Object.keys(rest).every((key) => key === 'Maps' || key === 'Reduce');
+  if (onlyJavaScript) return { ...NEW_DRAFT, name: Name, kind: 'javascript', map, reduce: reduce ?? '' };
+  return { ...NEW_DRAFT, name: Name, kind: 'declarative', declarative: JSON.stringify(rest, null, 2) };
+}
 
 export function IndexEditor(props: {
   database: string;

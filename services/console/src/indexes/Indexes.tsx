@@ -1,12 +1,19 @@
 // Indexes: every index of the database with its state, staleness, build progress and errors, kept current
 // by the changes feed (each IndexChange reloads that index's stats, so progress moves as batches
-// complete); create and replace definitions (IndexEditor), reset and delete after a confirmation. A
+// complete); create and replace definitions (IndexEditor; Replace starts from the definition the tenant
+// answers, whoever made the index), reset and delete after a confirmation. A
 // principal that may only read the database sees no change buttons (the gateway refuses them anyway).
 import { useCallback, useEffect, useState } from 'react';
 import { call, databasePath, describeError, NothingSchema } from '../api.js';
 import { type FeedState, type IndexChange, useIndexChanges } from '../changes.js';
-import { type Draft, IndexEditor, NEW_DRAFT } from './IndexEditor.js';
-import { IndexListSchema, IndexResetSchema, type IndexStats, IndexStatsSchema } from './schemas.js';
+import { type Draft, draftOf, IndexEditor, NEW_DRAFT } from './IndexEditor.js';
+import {
+  IndexDefinitionSchema,
+  IndexListSchema,
+  IndexResetSchema,
+  type IndexStats,
+  IndexStatsSchema,
+} from './schemas.js';
 
 type Editing = { draft: Draft; replacing: boolean } | null;
 type Confirming = { action: 'reset' | 'delete'; name: string } | null;
@@ -18,8 +25,6 @@ export function Indexes({ database, canWrite }: { database: string; canWrite: bo
   const [confirming, setConfirming] = useState<Confirming>(null);
   const [notice, setNotice] = useState('');
   const [failure, setFailure] = useState('');
-  // The API does not return a definition, so "Replace" starts from what this page saved under that name.
-  const [saved, setSaved] = useState<Record<string, Draft>>({});
 
   const reload = useCallback(async () => {
     try {
@@ -52,6 +57,18 @@ export function Indexes({ database, canWrite }: { database: string; canWrite: bo
   useEffect(() => {
     if (feed !== 'connecting') void reload();
   }, [feed, reload]);
+
+  /** Replace starts from the index's definition as the tenant has it (also one made with curl or an SDK). */
+  async function replace(name: string) {
+    setFailure('');
+    try {
+      const path = databasePath(database, `indexes/definition?name=${encodeURIComponent(name)}`);
+      const { body } = await call('GET', path, IndexDefinitionSchema);
+      setEditing({ draft: draftOf(body), replacing: true });
+    } catch (error) {
+      setFailure(describeError(error));
+    }
+  }
 
   async function confirmed(action: 'reset' | 'delete', name: string) {
     setFailure('');
@@ -100,8 +117,7 @@ export function Indexes({ database, canWrite }: { database: string; canWrite: bo
           draft={editing.draft}
           replacing={editing.replacing}
           onCancel={() => setEditing(null)}
-          onSaved={(draft) => {
-            setSaved((current) => ({ ...current, [draft.name.toLowerCase()]: draft }));
+          onSaved={(draft: Draft) => {
             setNotice(`Saved ${draft.name}.`);
             setEditing(null);
             void reload();
@@ -163,15 +179,7 @@ export function Indexes({ database, canWrite }: { database: string; canWrite: bo
                             <button
                               type="button"
                               aria-label={`Replace ${index.Name}`}
-                              onClick={() =>
-                                setEditing({
-                                  draft: saved[index.Name.toLowerCase()] ?? {
-                                    ...NEW_DRAFT,
-                                    name: index.Name,
-                                  },
-                                  replacing: true,
-                                })
-                              }
+                              onClick={() => void replace(index.Name)}
                             >
                               Replace
                             </button>

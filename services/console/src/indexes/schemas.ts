@@ -20,3 +20,14 @@ export type IndexStats = z.infer<typeof IndexStatsSchema>;
 export const IndexListSchema = z.looseObject({ Results: z.array(IndexStatsSchema) });
 export const IndexPutSchema = z.looseObject({ Index: z.string(), Created: z.boolean() });
 export const IndexResetSchema = z.looseObject({ Index: z.string(), Reset: z.literal(true) });
+
+/**
+ * `GET …/indexes/definition?name=`: the definition as PUT took it. Only its shape is read here; the tenant
+ * checks the rest when it is saved again.
+ */
+export const IndexDefinitionSchema = z.looseObject({
+  Name: z.string(),
+  Maps: z.array(z.unknown()).min(1),
+  Reduce: z.unknown().optional(),
+});
+export type IndexDefinition = z.infer<typeof IndexDefinitionSchema>;
