@@ -1,6 +1,7 @@
 // `pnpm bench:idle-cpu`: the CPU an idle tenant and its indexer spend, in ms per second of wall time.
-// A real tenant process (src/main.ts, mirrored) with one database, 2,000 documents and two indexes caught up
-// is left alone; its and its indexer's user+system time are read from /proc/<pid>/stat before and after
+// A real tenant process (src/main.ts, mirrored, worker builds above 1,000 documents) with one database,
+// 2,000 documents, two indexes caught up and a third awaiting a worker's build (the bench is the tenant's
+// "host": it takes the build request and never answers it, as while a worker builds for minutes) is left alone; its and its indexer's user+system time are read from /proc/<pid>/stat before and after
 // IDLE_SECONDS. That floor is what a host pays per tenant while a worker builds its index for minutes
 // (issue [10]: host_cpu_s_new_index_worker). Prints one JSON line.
 import fs from 'node:fs';
@@ -51,6 +52,7 @@ async function main(): Promise<void> {
     ROOKERY_HOST: '127.0.0.1',
     ROOKERY_PORT: '0',
     ROOKERY_LOG_LEVEL: 'warn',
+    ROOKERY_INDEX_WORKER_THRESHOLD: String(DOCUMENTS / 2),
   });
   try {
     const base = server.url;
@@ -77,6 +79,11 @@ async function main(): Promise<void> {
         'GET',
         `/databases/idle/queries?query=${encodeURIComponent(`from index '${index}' limit 1`)}&waitForNonStaleResults=true`,
       );
+    // Above the threshold now: this one awaits a worker's build, which never comes.
+    await call(base, 'PUT', '/databases/idle/indexes', {
+      Name: 'Users/ByNameAndAge',
+      Maps: [{ Collection: 'Users', Fields: { Name: 'Name', Age: 'Age' } }],
+    });
     // Let the first index copies to the mirror and the mirror's own start settle before measuring.
     await new Promise((resolve) => setTimeout(resolve, SETTLE_SECONDS * 1_000));
     const tenantPid = server.pid;
