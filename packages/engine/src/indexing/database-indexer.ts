@@ -17,7 +17,9 @@ import {
   INDEXES_DIRECTORY,
   indexFileName,
   openIndexFile,
+  REPLACING_DIRECTORY,
   readDefinition,
+  replacementFileOf,
 } from './index-file.js';
 import type { ProgressOptions } from './index-progress.js';
 import { type IndexSnapshotPolicy, IndexSnapshotSchedule } from './index-snapshot-schedule.js';
@@ -124,6 +126,11 @@ interface LoadedIndex {
 export class DatabaseIndexer {
   private readonly source: DocumentSource;
   private readonly indexes = new Map<string, LoadedIndex>();
+  /**
+   * By the same key: the index of a changed definition, built (here, or by a worker) beside the one in
+   * `indexes`, which answers until this one has caught up and takes its place (`promote`).
+   */
+  private readonly replacements = new Map<string, LoadedIndex>();
   private readonly batchSize: number;
   private readonly directory: string;
   private readonly bootId = currentBootId();
@@ -155,12 +162,13 @@ export class DatabaseIndexer {
     for (const file of fs.readdirSync(this.directory)) {
       if (!file.endsWith('.db')) continue;
       try {
-        this.load(path.join(this.directory, file));
+        this.indexes.set(...this.load(path.join(this.directory, file)));
       } catch {
         // A file left half-created by a crash during creation: the definition can be put again.
         removeIndexFiles(path.join(this.directory, file));
       }
     }
+    this.loadReplacements();
     for (const name of this.awaitingBuilds) this.requestBuildIfAwaited(name);
   }
 
@@ -168,13 +176,42 @@ export class DatabaseIndexer {
     return [...this.indexes.values()].map((i) => i.name);
   }
 
+  /** Names of the indexes whose changed definition is being built beside them (side by side). */
+  get replacing(): string[] {
+    return [...this.replacements.values()].map((i) => i.name);
+  }
+
+  /**
+   * After a restart, replacements resume where they were (their files are ordinary index files). One whose
+   * old index is gone — a crash between the old file's removal and the rename in `promote` — takes its place.
+   */
+  private loadReplacements(): void {
+    const directory = path.join(this.directory, REPLACING_DIRECTORY);
+    if (!fs.existsSync(directory)) return;
+    for (const file of fs.readdirSync(directory)) {
+      if (!file.endsWith('.db')) continue;
+      try {
+        const [key, loaded] = this.load(path.join(directory, file));
+        this.replacements.set(key, loaded);
+        if (!this.indexes.has(key)) this.promote(key);
+      } catch {
+        removeIndexFiles(path.join(directory, file));
+      }
+    }
+  }
+
   /** Creates the index, or replaces it (and re-indexes) if its definition changed. */
   put(definition: IndexDefinition): { created: boolean } {
     const key = definition.Name.toLowerCase();
     const existing = this.indexes.get(key);
-    if (existing && existing.definitionJson === JSON.stringify(definition)) {
+    const replacing = this.replacements.get(key);
+    const json = JSON.stringify(definition);
+    if (existing && existing.definitionJson === json) {
+      // The answering definition put back: the change being built beside it is called off.
+      if (replacing) this.dropReplacement(key);
       return { created: false };
     }
+    if (replacing && replacing.definitionJson === json) return { created: false };
     const maxIndexes = this.options.maxIndexes ?? DEFAULT_MAX_INDEXES;
     if (!existing && this.indexes.size >= maxIndexes) {
       throw new RookeryError(
@@ -185,10 +222,11 @@ export class DatabaseIndexer {
         { limit: maxIndexes },
       );
     }
+    // A replacement's sandboxes run beside the old index's: only a replacement it supersedes gives some back.
     this.options.sandboxBudget?.check(
       definition.Name,
       this.sandboxMbOf(definition),
-      existing?.sandboxMb ?? 0,
+      existing ? (replacing?.sandboxMb ?? 0) : 0,
     );
     // Compile first: a definition that does not compile must not replace a working index.
     try {
@@ -199,8 +237,12 @@ export class DatabaseIndexer {
         `Index ${definition.Name} does not compile: ${(error as Error).message}`,
       );
     }
-    if (existing) this.delete(existing.name);
-    const file = path.join(this.directory, indexFileName(definition.Name));
+    // A changed definition is built side by side: the old index answers until the new one has caught up.
+    if (replacing) this.dropReplacement(key);
+    const file = existing
+      ? replacementFileOf(this.directory, definition.Name)
+      : path.join(this.directory, indexFileName(definition.Name));
+    fs.mkdirSync(path.dirname(file), { recursive: true });
     removeIndexFiles(file);
     const created = createIndexFile(file, definition);
     try {
@@ -208,12 +250,54 @@ export class DatabaseIndexer {
     } finally {
       created.close();
     }
-    this.load(file);
+    const [, loaded] = this.load(file);
+    (existing ? this.replacements : this.indexes).set(key, loaded);
     this.requestBuildIfAwaited(definition.Name);
     return { created: true };
   }
 
+  /** Calls off the replacement of an index (a newer change supersedes it, or the index goes). */
+  private dropReplacement(key: string): void {
+    const replacement = this.replacements.get(key);
+    if (!replacement) return;
+    this.replacements.delete(key);
+    this.unload(replacement);
+    removeIndexFiles(replacement.file);
+    this.lookAgain();
+  }
+
+  /**
+   * Swaps a caught-up replacement in (or, with `staged`, a worker's build of it, caught up in staging).
+   * The old file goes first, then the new one is renamed into its place: a crash between the two leaves
+   * the replacement alone in `.replacing/`, which the next start promotes (`loadReplacements`); a crash
+   * before leaves the old index answering and the replacement resuming. Readers notice the new file
+   * by its inode (IndexCatalog) and reopen it.
+   */
+  private promote(key: string, staged?: string): void {
+    const replacement = this.replacements.get(key);
+    const old = this.indexes.get(key);
+    const target = path.join(this.directory, indexFileName((replacement ?? old)?.name ?? key));
+    if (replacement) {
+      this.replacements.delete(key);
+      this.unload(replacement);
+    }
+    if (old) {
+      this.indexes.delete(key);
+      this.unload(old);
+    }
+    removeIndexFiles(target);
+    if (staged !== undefined) {
+      if (replacement) removeIndexFiles(replacement.file);
+      fs.renameSync(staged, target);
+    } else if (replacement) {
+      fs.rmSync(markerFileOf(replacement.file), { force: true });
+      fs.renameSync(replacement.file, target);
+    }
+    this.indexes.set(...this.load(target));
+  }
+
   delete(name: string): boolean {
+    this.dropReplacement(name.toLowerCase());
     const loaded = this.indexes.get(name.toLowerCase());
     if (!loaded) return false;
     this.indexes.delete(name.toLowerCase());
@@ -227,6 +311,14 @@ export class DatabaseIndexer {
   reset(name: string): boolean {
     const loaded = this.indexes.get(name.toLowerCase());
     if (!loaded) return false;
+    const replacement = this.replacements.get(name.toLowerCase());
+    if (replacement) {
+      // The definition that will answer is the replacement's: it starts again from zero, the old one answering.
+      const definition = replacement.writer.definition;
+      this.dropReplacement(name.toLowerCase());
+      this.put(definition);
+      return true;
+    }
     const definition = loaded.writer.definition;
     if (this.buildsOnWorker()) {
       // The old index answers (and keeps up here) until the worker's build is adopted.
@@ -247,7 +339,14 @@ export class DatabaseIndexer {
 
   /** Names of the indexes a worker is building. */
   get awaitingBuilds(): string[] {
-    return [...this.indexes.values()].filter((i) => i.awaitingBuild !== null).map((i) => i.name);
+    return this.allLoaded()
+      .filter((i) => i.awaitingBuild !== null)
+      .map((i) => i.name);
+  }
+
+  /** The answering indexes, then the replacements being built beside them. */
+  private allLoaded(): LoadedIndex[] {
+    return [...this.indexes.values(), ...this.replacements.values()];
   }
 
   /**
@@ -258,7 +357,7 @@ export class DatabaseIndexer {
     const policy = this.options.workerBuilds;
     if (!policy) return [];
     const adopted: string[] = [];
-    for (const loaded of [...this.indexes.values()]) {
+    for (const loaded of this.allLoaded()) {
       if (loaded.awaitingBuild === null || this.closed) continue;
       const definition = loaded.writer.definition;
       const staged = stageIndexSnapshot(
@@ -271,11 +370,7 @@ export class DatabaseIndexer {
       if (!staged) continue;
       try {
         catchUpStaged(staged.file, definition, this.source, this.batchSize, this.options.sandbox);
-        this.indexes.delete(loaded.name.toLowerCase());
-        this.unload(loaded);
-        removeIndexFiles(loaded.file);
-        fs.renameSync(staged.file, loaded.file);
-        this.load(loaded.file);
+        this.promote(loaded.name.toLowerCase(), staged.file);
         adopted.push(loaded.name);
       } finally {
         fs.rmSync(path.join(path.dirname(this.directory), ADOPTING_DIRECTORY), {
@@ -293,7 +388,7 @@ export class DatabaseIndexer {
   }
 
   private requestBuildIfAwaited(name: string): void {
-    const loaded = this.indexes.get(name.toLowerCase());
+    const loaded = this.replacements.get(name.toLowerCase()) ?? this.indexes.get(name.toLowerCase());
     if (loaded && loaded.awaitingBuild !== null)
       this.options.workerBuilds?.request(loaded.writer.definition, loaded.awaitingBuild);
   }
@@ -342,7 +437,7 @@ export class DatabaseIndexer {
     this.lookedAtVersion = this.source.dataVersion();
     const progress: IndexProgress[] = [];
     const lastEtag = this.source.lastEtag();
-    for (const loaded of this.indexes.values()) {
+    for (const loaded of this.allLoaded()) {
       const from = loaded.writer.lastEtag;
       if (from >= lastEtag || !this.buildsHere(loaded)) continue;
       progress.push(
@@ -355,7 +450,17 @@ export class DatabaseIndexer {
         }),
       );
     }
+    this.promoteCaughtUp();
     return progress;
+  }
+
+  /** Swaps in every replacement built here that has caught up with the database. */
+  private promoteCaughtUp(): void {
+    if (this.replacements.size === 0 || this.closed) return;
+    const lastEtag = this.source.lastEtag();
+    for (const [key, replacement] of [...this.replacements]) {
+      if (replacement.awaitingBuild === null && replacement.writer.lastEtag >= lastEtag) this.promote(key);
+    }
   }
 
   /**
@@ -369,7 +474,7 @@ export class DatabaseIndexer {
     this.lookedAtVersion = this.source.dataVersion();
     const progress: IndexProgress[] = [];
     const lastEtag = this.source.lastEtag();
-    for (const loaded of [...this.indexes.values()]) {
+    for (const loaded of this.allLoaded()) {
       const from = loaded.writer.lastEtag;
       if (from >= lastEtag || !this.buildsHere(loaded)) continue;
       const prefetched = loaded.prefetch?.afterEtag === from ? loaded.prefetch.prepared : null;
@@ -390,6 +495,7 @@ export class DatabaseIndexer {
       }
       progress.push(this.advance(loaded, from, () => prepared.batch));
     }
+    this.promoteCaughtUp();
     return progress;
   }
 
@@ -429,9 +535,10 @@ export class DatabaseIndexer {
 
   /** False once the index was replaced, reset, deleted or moved on, or the indexer closed. */
   private isCurrent(loaded: LoadedIndex, from: number): boolean {
+    const key = loaded.name.toLowerCase();
     return (
       !this.closed &&
-      this.indexes.get(loaded.name.toLowerCase()) === loaded &&
+      (this.indexes.get(key) === loaded || this.replacements.get(key) === loaded) &&
       loaded.writer.lastEtag === from
     );
   }
@@ -491,13 +598,15 @@ export class DatabaseIndexer {
 
   close(): void {
     this.closed = true;
-    for (const loaded of this.indexes.values()) this.unload(loaded);
+    for (const loaded of this.allLoaded()) this.unload(loaded);
     this.indexes.clear();
+    this.replacements.clear();
     this.source.close();
     this.options.prepareThread?.forget(this.docsFile, null);
   }
 
-  private load(file: string): void {
+  /** Opens an index file; the caller files it (answering, or a replacement) under the returned key. */
+  private load(file: string): [string, LoadedIndex] {
     this.lookAgain();
     const lost = definitionToRebuild(file, this.bootId);
     if (lost) {
@@ -512,18 +621,21 @@ export class DatabaseIndexer {
       const writer = new IndexWriter(db, definition, this.options.sandbox);
       const sandboxMb = this.sandboxMbOf(definition);
       this.options.sandboxBudget?.hold(sandboxMb);
-      this.indexes.set(definition.Name.toLowerCase(), {
-        name: definition.Name,
-        file,
-        db,
-        writer,
-        definitionJson: JSON.stringify(definition),
-        preparer: null,
-        prefetch: null,
-        sandboxMb,
-        batchLimit: this.batchSize,
-        awaitingBuild: awaitedBuildOf(db),
-      });
+      return [
+        definition.Name.toLowerCase(),
+        {
+          name: definition.Name,
+          file,
+          db,
+          writer,
+          definitionJson: JSON.stringify(definition),
+          preparer: null,
+          prefetch: null,
+          sandboxMb,
+          batchLimit: this.batchSize,
+          awaitingBuild: awaitedBuildOf(db),
+        },
+      ];
     } catch (error) {
       db.close();
       throw error;

@@ -48,6 +48,18 @@ CREATE TABLE errors (id INTEGER PRIMARY KEY, at INTEGER NOT NULL, document TEXT,
 
 export const INDEXES_DIRECTORY = 'indexes';
 
+/**
+ * Inside the indexes directory: where a changed definition's index is built beside the one that keeps
+ * answering until it has caught up (side by side, as RavenDB's `ReplacementOf` index), under the same
+ * file name. Its name has no `.db` suffix, so nothing that lists index files mistakes it for one.
+ */
+export const REPLACING_DIRECTORY = '.replacing';
+
+/** The file of the index that will replace `name` (database-indexer.ts), in `indexesDirectory`. */
+export function replacementFileOf(indexesDirectory: string, name: string): string {
+  return path.join(indexesDirectory, REPLACING_DIRECTORY, indexFileName(name));
+}
+
 /** Index names are case-insensitive; the file name is the encoded lower-case name. */
 export function indexFileName(name: string): string {
   return `${encodeURIComponent(name.toLowerCase())}.db`;

@@ -8,6 +8,7 @@ import { makeTempDir } from '@rookery/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Database } from '../database.js';
 import { DatabaseIndexer } from '../indexing/database-indexer.js';
+import { IndexCatalog } from '../query/index-catalog.js';
 import { dumpIndex } from '../test-fixtures/index-dump.js';
 import { buildIndexOnMirror } from './index-build.js';
 import { listIndexSnapshots } from './index-snapshots.js';
@@ -190,6 +191,66 @@ describe('an index built by a worker from the mirror', () => {
     expect(indexer.adoptBuilt()).toEqual([BY_OWNER.Name]);
     expect(dumpIndex(directory, BY_OWNER.Name)).toEqual(
       dumpIndex(builtFromZero(mirror, BY_OWNER), BY_OWNER.Name),
+    );
+  });
+
+  it('on a changed definition, the old index answers until the worker’s build of the new one is adopted', async () => {
+    const directory = path.join(tmp.dir, 'db');
+    const mirror = path.join(tmp.dir, 'mirror');
+    const db = Database.create(directory, 'shop', {
+      mirror: { directory: mirror, mode: 'sync', flushIntervalMs: 0 },
+    });
+    cleanups.push(() => db.close());
+    await writePackages(db, 0, 5);
+    const requests: Setup['requests'] = [];
+    const indexer = new DatabaseIndexer(directory, {
+      batchSize: 16,
+      workerBuilds: {
+        mirrorDirectory: mirror,
+        threshold: 10,
+        request: (definition, build) => requests.push({ name: definition.Name, build }),
+      },
+    });
+    cleanups.push(() => indexer.close());
+    indexer.put(BY_OWNER); // 5 documents, under the threshold: built here
+    await writePackages(db, 5, 195);
+    indexer.runUntilIdle();
+    expect(requests).toEqual([]);
+
+    const changed: IndexDefinition = {
+      Name: BY_OWNER.Name,
+      Maps: [{ Collection: 'Packages', Fields: { Owner: 'Owner' } }],
+    };
+    indexer.put(changed);
+    await db.putIndexDefinition(changed);
+    await db.mirror!.flushed();
+    expect(requests).toEqual([{ name: BY_OWNER.Name, build: expect.any(String) }]);
+    indexer.runUntilIdle();
+    // Not built here; the old definition answers, and keeps up with writes.
+    await writePackages(db, 200, 2);
+    indexer.runUntilIdle();
+    expect(indexer.replacing).toEqual([BY_OWNER.Name]);
+    const catalog = new IndexCatalog(directory);
+    cleanups.push(() => catalog.close());
+    expect(catalog.isReplacing(BY_OWNER.Name)).toBe(true);
+    expect(catalog.reader(BY_OWNER.Name)?.definition).toEqual(BY_OWNER);
+    expect(indexer.stats(BY_OWNER.Name)).toMatchObject({ EntriesCount: 202, IsStale: false });
+
+    await buildIndexOnMirror({
+      mirrorDirectory: mirror,
+      scratchDirectory: path.join(tmp.dir, 'scratch'),
+      definition: changed,
+      build: requests[0]!.build,
+      batchSize: 16,
+    });
+    await writePackages(db, 202, 3);
+    expect(indexer.adoptBuilt()).toEqual([BY_OWNER.Name]);
+    expect(indexer.replacing).toEqual([]);
+    expect(catalog.isReplacing(BY_OWNER.Name)).toBe(false);
+    expect(catalog.reader(BY_OWNER.Name)?.definition).toEqual(changed);
+    indexer.runUntilIdle();
+    expect(dumpIndex(directory, BY_OWNER.Name)).toEqual(
+      dumpIndex(builtFromZero(mirror, changed), BY_OWNER.Name),
     );
   });
 });

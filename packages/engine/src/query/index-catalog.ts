@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { IndexDefinition } from '@rookery/protocol';
-import { INDEXES_DIRECTORY, indexFileName } from '../indexing/index-file.js';
+import { INDEXES_DIRECTORY, indexFileName, replacementFileOf } from '../indexing/index-file.js';
 import { IndexReader } from './index-reader.js';
 
 /**
@@ -33,6 +33,14 @@ export class IndexCatalog {
       // Being created or deleted right now: as good as absent.
       return null;
     }
+  }
+
+  /**
+   * True while a changed definition of the index is being built beside it: the index answers from its old
+   * definition meanwhile, so its answers are stale until the replacement takes its place.
+   */
+  isReplacing(name: string): boolean {
+    return fs.existsSync(replacementFileOf(this.directory, name));
   }
 
   /** Every index's definition (the automatic-index planner matches queries against them). */

@@ -171,7 +171,11 @@ export class QueryRunner {
       }
     }
     const indexEtag = reader ? reader.lastEtag() : 0;
-    const isStale = reader ? this.db.hasChangesAfter(collectionsOf(reader.definition), indexEtag) : false;
+    // While a changed definition builds beside it, the old index answers, stale (RavenDB's side-by-side index).
+    const isStale = reader
+      ? this.db.hasChangesAfter(collectionsOf(reader.definition), indexEtag) ||
+        this.catalog.isReplacing(reader.definition.Name)
+      : false;
     // An index that has caught up answers the same whatever etag it last recorded (it may still move past
     // writes to other collections), so only a stale index's position is part of the result etag.
     const indexState = isStale ? String(indexEtag) : 'current';

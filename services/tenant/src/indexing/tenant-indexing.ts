@@ -205,7 +205,11 @@ export class TenantIndexing {
   ): Promise<boolean> {
     const isCaughtUp = () => {
       const reader = indexes.reader(name);
-      return reader !== null && !db.hasChangesAfter(collectionsOf(reader.definition), reader.lastEtag());
+      return (
+        reader !== null &&
+        !db.hasChangesAfter(collectionsOf(reader.definition), reader.lastEtag()) &&
+        !indexes.isReplacing(name)
+      );
     };
     const key = db.name.toLowerCase();
     if (isCaughtUp()) return Promise.resolve(true);
