@@ -4,56 +4,40 @@
 // control API refuses them all the same; an operator picks the tenant the pages act on. A real worker
 // process runs with the stack, so the page shows the backup and the restore completing.
 import fs from 'node:fs';
-import { type Client, type Stack, startStack } from '@rookery/gateway/testing';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, personContext } from './browser.js';
-import { DIST, shot, signIn, watchPolicy } from './pages.js';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { personContext } from './browser.js';
+import { consoleE2e, shot, signIn, watchPolicy } from './pages.js';
 
-let stack: Stack;
-let admin: Client;
-let browser: Browser;
-let context: BrowserContext;
-let page: Page;
-let bob: { id: string };
 const SHOP_DOCUMENTS = {
   'orders/1': { Total: 12.5, '@metadata': { '@collection': 'Orders' } },
   'orders/2': { Total: 40, '@metadata': { '@collection': 'Orders' } },
 };
-const policyViolations: string[] = [];
+let bob: { id: string };
+const e2e = consoleE2e({
+  worker: true,
+  seed: async (admin) => {
+    for (const [id, doc] of Object.entries(SHOP_DOCUMENTS)) {
+      expect((await admin.call('PUT', `/databases/shop/docs?id=${id}`, doc)).status).toBe(201);
+    }
+    const created = await admin.call('POST', '/control/principals', {
+      name: 'Bob Builder',
+      kind: 'person',
+      role: { kind: 'database', access: { shop: 'read-write' } },
+    });
+    expect(created.status).toBe(201);
+    bob = created.json as { id: string };
+  },
+});
+const { policyViolations } = e2e;
+let page: Page;
 
 beforeAll(async () => {
-  stack = await startStack({ consoleDir: DIST, worker: true });
-  admin = await stack.tenantAdmin({ id: 'acme', name: 'Acme' }, 'ops');
-  await stack.running('acme');
-  expect((await admin.call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
-  for (const [id, doc] of Object.entries(SHOP_DOCUMENTS)) {
-    expect((await admin.call('PUT', `/databases/shop/docs?id=${id}`, doc)).status).toBe(201);
-  }
-  const created = await admin.call('POST', '/control/principals', {
-    name: 'Bob Builder',
-    kind: 'person',
-    role: { kind: 'database', access: { shop: 'read-write' } },
-  });
-  expect(created.status).toBe(201);
-  bob = created.json as { id: string };
-  const person = await stack.person('Ada Lovelace', 'acme');
-  browser = await launchChromium();
-  context = await personContext(browser, stack.gateway.url, person.client);
-  page = await context.newPage();
-  watchPolicy(page, policyViolations);
-  await page.goto(stack.gateway.url);
-  await signIn(page, person.secret);
+  ({ page } = await e2e.signedIn(await e2e.stack.person('Ada Lovelace', 'acme')));
 }, 180_000);
 
-afterAll(async () => {
-  await context?.close();
-  await browser?.close();
-  await stack?.close();
-});
-
 async function certificatesOf(principalId: string): Promise<{ serial: string; revokedAt: number | null }[]> {
-  const reply = await admin.call('GET', `/control/principals/${principalId}/certificates`);
+  const reply = await e2e.admin.call('GET', `/control/principals/${principalId}/certificates`);
   expect(reply.status).toBe(200);
   return reply.json.certificates as { serial: string; revokedAt: number | null }[];
 }
@@ -100,7 +84,7 @@ describe('the Tenant page', () => {
     await expect(qr.getAttribute('src')).resolves.toMatch(/^data:image\/png;base64,/);
     await expect(card.getByRole('button', { name: /Start two-factor enrolment/ }).count()).resolves.toBe(0);
     // The control plane enrolled him: a second start is refused.
-    const again = await admin.call('POST', `/control/principals/${bob.id}/totp`);
+    const again = await e2e.admin.call('POST', `/control/principals/${bob.id}/totp`);
     expect([again.status, again.json.code]).toEqual([409, 'TwoFactorAlreadyEnrolled']);
     await shot(page, 'tenant');
   });
@@ -125,7 +109,7 @@ describe('the Tenant page', () => {
     await page.getByRole('button', { name: 'Restore', exact: true }).click();
     await completes(/^Restore into shop-copy: job (\S+) is queued\.$/, 'restore');
 
-    const listed = await admin.call('GET', '/control/jobs');
+    const listed = await e2e.admin.call('GET', '/control/jobs');
     expect(
       (listed.json.jobs as { type: string; state: string }[]).map((job) => [job.type, job.state]).sort(),
     ).toEqual([
@@ -134,7 +118,7 @@ describe('the Tenant page', () => {
     ]);
     // The restored database serves the documents backed up.
     for (const [id, doc] of Object.entries(SHOP_DOCUMENTS)) {
-      const reply = await admin.call('GET', `/databases/shop-copy/docs?id=${encodeURIComponent(id)}`);
+      const reply = await e2e.admin.call('GET', `/databases/shop-copy/docs?id=${encodeURIComponent(id)}`);
       expect(reply.status).toBe(200);
       expect((reply.json.Results as Record<string, unknown>[])[0]).toMatchObject({ Total: doc.Total });
     }
@@ -144,14 +128,14 @@ describe('the Tenant page', () => {
 
 describe('a person who is not a tenant admin', () => {
   it('has no Tenant page, and the control API refuses them', async () => {
-    const reader = await stack.person('Rita Reader', 'acme', {
+    const reader = await e2e.stack.person('Rita Reader', 'acme', {
       kind: 'database',
       access: { shop: 'read-only' },
     });
-    const readerContext = await personContext(browser, stack.gateway.url, reader.client);
+    const readerContext = await personContext(e2e.browser, e2e.stack.gateway.url, reader.client);
     try {
       const readerPage = await readerContext.newPage();
-      await readerPage.goto(stack.gateway.url);
+      await readerPage.goto(e2e.stack.gateway.url);
       await signIn(readerPage, reader.secret);
       await expect(readerPage.getByRole('link', { name: 'Tenant' }).count()).resolves.toBe(0);
       const status = await readerPage.evaluate<number>("fetch('/control/principals').then((r) => r.status)");
@@ -164,13 +148,13 @@ describe('a person who is not a tenant admin', () => {
 
 describe('an operator', () => {
   it('picks a tenant, works in it through /tenants/{id}/… paths, then picks another', async () => {
-    await stack.store.createTenant({ id: 'zeta', name: 'Zeta' });
-    const operator = await stack.person('Olga Operator', null, { kind: 'operator' });
-    const operatorContext = await personContext(browser, stack.gateway.url, operator.client);
+    await e2e.stack.store.createTenant({ id: 'zeta', name: 'Zeta' });
+    const operator = await e2e.stack.person('Olga Operator', null, { kind: 'operator' });
+    const operatorContext = await personContext(e2e.browser, e2e.stack.gateway.url, operator.client);
     try {
       const on = await operatorContext.newPage();
       watchPolicy(on, policyViolations);
-      await on.goto(stack.gateway.url);
+      await on.goto(e2e.stack.gateway.url);
       await signIn(on, operator.secret);
       const tenant = on.getByRole('combobox', { name: /^Tenant/ });
       await expect(tenant.inputValue()).resolves.toBe('acme');
@@ -198,6 +182,44 @@ describe('an operator', () => {
     } finally {
       await operatorContext.close();
     }
+    expect(policyViolations).toEqual([]);
+  });
+});
+
+describe('a tenant with more principals than one page', () => {
+  it('pages the principals with Next and Previous', async () => {
+    // 25 a page (Principals.tsx's PRINCIPALS_PER_PAGE): 30 more than acme had make a second page.
+    for (let i = 1; i <= 30; i++) {
+      const made = await e2e.admin.call('POST', '/control/principals', {
+        name: `robot-${String(i).padStart(2, '0')}`,
+        kind: 'program',
+        role: { kind: 'database', access: { shop: 'read-only' } },
+      });
+      expect(made.status).toBe(201);
+    }
+    const listed = await e2e.admin.call('GET', '/control/principals?pageSize=1');
+    const total = listed.json.total as number;
+    expect(total).toBeGreaterThan(30);
+    // The page reads the principals when it opens.
+    await page.getByRole('link', { name: 'Documents' }).click();
+    await page.getByRole('link', { name: 'Tenant' }).click();
+    const pages = page.getByRole('navigation', { name: 'Pages of principals' });
+    await pages.getByText(`Principals 1–25 of ${total}`).waitFor();
+    await page.getByRole('article', { name: /^Bob Builder/ }).waitFor();
+    await expect(pages.getByRole('button', { name: 'Previous principals' }).isDisabled()).resolves.toBe(true);
+
+    await pages.getByRole('button', { name: 'Next principals' }).click();
+    await pages.getByText(`Principals 26–${total} of ${total}`).waitFor();
+    // Creation order: the last one made is on the last page, Bob (made first) is not.
+    await page.getByRole('article', { name: /^robot-30/ }).waitFor();
+    await expect(page.getByRole('article', { name: /^Bob Builder/ }).count()).resolves.toBe(0);
+    await expect(page.getByRole('article').count()).resolves.toBe(total - 25);
+    await expect(pages.getByRole('button', { name: 'Next principals' }).isDisabled()).resolves.toBe(true);
+    await shot(page, 'tenant-principals-page-2');
+
+    await pages.getByRole('button', { name: 'Previous principals' }).click();
+    await pages.getByText(`Principals 1–25 of ${total}`).waitFor();
+    await page.getByRole('article', { name: /^Bob Builder/ }).waitFor();
     expect(policyViolations).toEqual([]);
   });
 });

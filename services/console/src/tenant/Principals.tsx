@@ -1,7 +1,9 @@
 // The tenant's principals (control API, /control/principals): for each, its certificates (issue with a
 // PKCS#12 to download, whose key the control plane answers once and never keeps; revoke), and for people
 // two-factor enrolment: either its QR code shown here once, to the admin who shows the person, or left for
-// the person to collect once at their own sign-in (the admin never sees that secret).
+// the person to collect once at their own sign-in (the admin never sees that secret). A page of
+// PRINCIPALS_PER_PAGE at a time (the control API pages them; each card reads its own certificates), with
+// Previous and Next.
 import { useCallback, useEffect, useState } from 'react';
 import { call, controlPath, describeError } from '../api.js';
 import { EnrolmentQr, enrolmentToShow, type ShownEnrolment } from '../EnrolmentQr.js';
@@ -16,16 +18,27 @@ import {
   RevokedSchema,
 } from './schemas.js';
 
+/** Principals shown at once: a card each, and each card reads its certificates. */
+export const PRINCIPALS_PER_PAGE = 25;
+
 export function Principals() {
-  const [principals, setPrincipals] = useState<Principal[] | null>(null);
+  const [page, setPage] = useState<{ principals: Principal[]; total: number; start: number } | null>(null);
+  const [start, setStart] = useState(0);
   const [failure, setFailure] = useState('');
 
   useEffect(() => {
-    call('GET', controlPath('principals'), PrincipalsSchema).then(
-      ({ body }) => setPrincipals(body.principals),
+    setFailure('');
+    call(
+      'GET',
+      controlPath(`principals?start=${start}&pageSize=${PRINCIPALS_PER_PAGE}`),
+      PrincipalsSchema,
+    ).then(
+      ({ body }) => setPage(body),
       (error: unknown) => setFailure(describeError(error)),
     );
-  }, []);
+  }, [start]);
+
+  const last = page ? Math.min(page.start + page.principals.length, page.total) : 0;
 
   return (
     <section aria-labelledby="principals-heading">
@@ -35,7 +48,28 @@ export function Principals() {
           {failure}
         </p>
       )}
-      {principals?.map((principal) => (
+      {page && page.total > PRINCIPALS_PER_PAGE && (
+        <nav className="actions" aria-label="Pages of principals">
+          <p role="status">
+            Principals {page.principals.length === 0 ? 0 : page.start + 1}–{last} of {page.total}
+          </p>
+          <button
+            type="button"
+            disabled={page.start === 0}
+            onClick={() => setStart(Math.max(0, page.start - PRINCIPALS_PER_PAGE))}
+          >
+            Previous principals
+          </button>{' '}
+          <button
+            type="button"
+            disabled={last >= page.total}
+            onClick={() => setStart(page.start + PRINCIPALS_PER_PAGE)}
+          >
+            Next principals
+          </button>
+        </nav>
+      )}
+      {page?.principals.map((principal) => (
         <PrincipalCard key={principal.id} principal={principal} />
       ))}
     </section>

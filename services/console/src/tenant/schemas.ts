@@ -26,7 +26,12 @@ export const PrincipalSchema = z.looseObject({
   role: z.looseObject({ kind: z.string() }),
 });
 export type Principal = z.infer<typeof PrincipalSchema>;
-export const PrincipalsSchema = z.looseObject({ principals: z.array(PrincipalSchema) });
+/** One page of `GET …/principals?start=&pageSize=`, and how many the tenant has. */
+export const PrincipalsSchema = z.looseObject({
+  principals: z.array(PrincipalSchema),
+  total: z.number(),
+  start: z.number(),
+});
 
 export const CertificateSchema = z.looseObject({
   serial: z.string(),
