@@ -24,6 +24,8 @@ export const ErrorCodes = {
    * subscriptions are consumed over its WebSocket (docs/ravendb-compatibility.md).
    */
   RavenTcpNotSupported: 501,
+  /** A RavenDB TCP connection that did not send its header and subscription options in time (ROOKERY_RAVEN_TCP_NEGOTIATION_TIMEOUT_MS). */
+  RavenTcpNegotiationTimeout: 408,
   /** A PUT of an index beyond the per-database index count (ROOKERY_INDEX_MAX_PER_DATABASE). */
   TooManyIndexes: 409,
   /** A JavaScript index that does not fit the tenant's sandbox memory budget (ROOKERY_INDEX_SANDBOX_BUDGET_MB). */
@@ -153,6 +155,7 @@ const TITLES: Record<ErrorCode, string> = {
   IndexNotFound: 'Index not found',
   OperationNotFound: 'Operation not found',
   RavenTcpNotSupported: "RavenDB's TCP protocol is not supported",
+  RavenTcpNegotiationTimeout: 'RavenDB TCP negotiation too slow',
   TooManyIndexes: 'Too many indexes',
   IndexBuildFailed: 'Index build failed',
   IndexSandboxBudgetExceeded: 'Index sandbox memory budget exhausted',

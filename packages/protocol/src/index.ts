@@ -21,5 +21,6 @@ export * from './ravendb.js';
 export * from './ravendb-databases.js';
 export * from './ravendb-indexes.js';
 export * from './ravendb-subscriptions.js';
+export * from './ravendb-tcp.js';
 export * from './relay.js';
 export * from './tenant-id.js';

@@ -36,7 +36,9 @@ import { OpenApiDocument } from './openapi.js';
 import { PrincipalDirectory, type Resolved } from './principals.js';
 import { type ProxyOutcome, proxyToTenant, TenantUnreachable } from './proxy.js';
 import { RateLimiter } from './rate-limiter.js';
-import { RAVEN_TCP_INFO, ravenTcpNotSupported } from './ravendb-tcp.js';
+import { DEFAULT_RAVEN_TCP_LIMITS, type RavenTcpLimits } from './ravendb-tcp/connection.js';
+import { type RavenTcpListener, startRavenTcpListener } from './ravendb-tcp/listener.js';
+import { RAVEN_TCP_INFO, serveRavenTcpInfo } from './ravendb-tcp.js';
 import { gatewayError, sendProblem, unexpectedFailure } from './refusal.js';
 import { readBody } from './request-body.js';
 import { classifyTenantRoute, isControlPath, type TenantRoute } from './route-access.js';
@@ -91,6 +93,11 @@ export interface GatewayOptions {
   gatewayId?: string;
   /** The web console's build (services/console/dist), served at `/`; null or absent: `/` answers 404. */
   consoleDir?: string | null;
+  /**
+   * RavenDB's TCP protocol for the official clients' subscription workers (ravendb-tcp/), on its own TLS port
+   * of `host` (0 picks a free one); null or absent: none, and `/info/remote-task/tcp` answers 501.
+   */
+  ravenTcp?: ({ port: number } & Partial<RavenTcpLimits>) | null;
   now?: () => number;
 }
 
@@ -104,6 +111,8 @@ export interface GatewayFleetOptions {
 export interface Gateway {
   url: string;
   port: number;
+  /** The RavenDB TCP listener's port; null when it is off. */
+  ravenTcpPort: number | null;
   /** WebSockets open through this gateway now. */
   openWebSockets(): number;
   /** New handshakes get the new certificate; open connections keep theirs. */
@@ -175,6 +184,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
   metrics.countOpenWebSockets(() => live.size);
   const upgrades = new Upgrades({ admission, browsers, live, meter, metrics, log, nextRequestId, router });
+  /** Set once the HTTPS server listens (it serves /info/remote-task/tcp, which names this listener). */
+  let ravenTcp: RavenTcpListener | null = null;
 
   const tls = (certificate: ServerCertificate) => ({
     key: certificate.keyPem,
@@ -238,7 +249,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     }
     if (isControlPath(path)) return serveControl(request, response, principal, requestId);
 
-    if (path === RAVEN_TCP_INFO) throw ravenTcpNotSupported(url);
+    if (path === RAVEN_TCP_INFO) return serveRavenTcpInfo(request, response, principal, admission, ravenTcp);
     const route = classifyTenantRoute(request.method ?? 'GET', url);
     if (!route) throw gatewayError('RouteNotFound', `There is no route ${request.method} ${path}.`);
     const tenant = await admission.admit(principal, route);
@@ -447,13 +458,31 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const port = (server.address() as AddressInfo).port;
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   log.info({ port }, 'gateway listening');
+  ravenTcp = options.ravenTcp
+    ? await startRavenTcpListener({
+        host: options.host,
+        port: options.ravenTcp.port,
+        tls: tls(options.serverCertificate),
+        deps: {
+          admission,
+          router,
+          live,
+          meter,
+          log: log.child({ unit: 'ravendb-tcp' }),
+          nextRequestId,
+          limits: { ...DEFAULT_RAVEN_TCP_LIMITS, ...withoutPort(options.ravenTcp) },
+        },
+      })
+    : null;
 
   return {
     url: `https://${host}:${port}`,
     port,
+    ravenTcpPort: ravenTcp?.port ?? null,
     openWebSockets: () => live.size,
     rotateServerCertificate(certificate) {
       server.setSecureContext(tls(certificate));
+      ravenTcp?.setSecureContext({ ...tls(certificate), certPem: certificate.certPem });
       log.info('server certificate rotated');
     },
     flushUsage,
@@ -462,6 +491,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       clearInterval(flushTimer);
       await fleet?.stop();
       directory.stop();
+      // RavenDB TCP connections, negotiating or carrying a subscription, end with the gateway.
+      await ravenTcp?.close();
       // Upgraded sockets still count as the server's connections: cut them, or close() waits for them.
       upgrades.close();
       // A connection busy now (an answer being sent) is idle once it ends, and close() would then wait for its
@@ -493,6 +524,10 @@ function localRouter(options: GatewayOptions): TenantRouter {
 function quotaHeaders(tenant: Tenant, route: TenantRoute): string[] {
   if (route.storage !== 'grows' && route.storage !== 'batch') return [];
   return [STORAGE_QUOTA_HEADER, String(tenant.quota.storageBytes)];
+}
+
+function withoutPort({ port: _port, ...limits }: { port: number } & Partial<RavenTcpLimits>) {
+  return limits;
 }
 
 async function readJson(request: http.IncomingMessage): Promise<unknown> {

@@ -15,6 +15,9 @@ import type { Resolution } from './principals.js';
 import type { TenantRoute } from './route-access.js';
 import type { Tunnel } from './upgrade-proxy.js';
 
+/** What a live socket is carried by: an upgrade's Tunnel, or a RavenDB worker's bridge (ravendb-tcp/). */
+export type LiveTunnel = Pick<Tunnel, 'takeBytes' | 'onClose' | 'destroy'>;
+
 export interface LiveSocket {
   tenantId: string;
   /** The client certificate's thumbprint. */
@@ -22,7 +25,7 @@ export interface LiveSocket {
   route: TenantRoute;
   /** When the two-factor session it was opened under ends (epoch ms); null for programs. */
   sessionEndsAt: number | null;
-  tunnel: Tunnel;
+  tunnel: LiveTunnel;
   requestId: string;
 }
 

@@ -1,20 +1,69 @@
+// `GET /info/remote-task/tcp`: where RavenDB's subscription worker connects to speak its TCP protocol (the
+// gateway's RavenDB TCP listener, ravendb-tcp/), asked over HTTPS with the worker's certificate first.
+import type http from 'node:http';
+import type { Principal } from '@rookery/control-store';
+import type { Admission } from './admission.js';
 import { gatewayError } from './refusal.js';
+import { classifyTenantRoute } from './route-access.js';
 
 /** Where RavenDB's subscription worker asks for the TCP endpoint it speaks its protocol on. */
 export const RAVEN_TCP_INFO = '/info/remote-task/tcp';
 
+export interface RavenTcpEndpoint {
+  port: number;
+  certificateBase64(): string;
+}
+
 /**
- * Rookery does not serve RavenDB's TCP protocol (docs/ravendb-compatibility.md says what it would take): the
- * worker is told so at once, as SubscriptionInvalidStateException (RavenTcpNotSupported), on which it stops
- * instead of retrying for ever, with the WebSocket that serves the same subscription. `url` is the request's
- * path and query: `?database=…&remote-task=<subscription>&tag=…`.
+ * The client's TcpConnectionInfo: `Url` (the listener, on the host name the client reached the gateway by:
+ * only its host and port are read), `Certificate` (the server certificate's DER, which the client pins byte
+ * for byte on its TLS connection) and `NodeTag` null (the client would look the tag up in its topology,
+ * which Rookery does not serve). Admitted like a request on the database's subscriptions: its
+ * authorisation, the tenant's rate. `url` is the request's path and query:
+ * `?database=…&remote-task=<subscription>&tag=…`.
  */
-export function ravenTcpNotSupported(url: string) {
+export async function serveRavenTcpInfo(
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  principal: Principal,
+  admission: Admission,
+  endpoint: RavenTcpEndpoint | null,
+): Promise<void> {
+  const url = request.url ?? RAVEN_TCP_INFO;
   const query = new URLSearchParams(url.split('?', 2)[1] ?? '');
-  const database = query.get('database') ?? '{db}';
-  const subscription = query.get('remote-task') ?? '{name}';
+  const database = query.get('database');
+  if (!database) throw gatewayError('InvalidRequest', `${RAVEN_TCP_INFO} takes ?database=<name>.`);
+  if (!endpoint) throw ravenTcpNotSupported(database, query.get('remote-task') ?? '{name}');
+  const route = classifyTenantRoute('GET', `/databases/${encodeURIComponent(database)}/subscriptions`);
+  if (!route) throw gatewayError('InvalidRequest', `There is no database ${database}.`);
+  await admission.admit(principal, route);
+  response.writeHead(200, { 'content-type': 'application/json' });
+  response.end(
+    JSON.stringify({
+      Url: `tcp://${hostOf(request)}:${endpoint.port}`,
+      Certificate: endpoint.certificateBase64(),
+      NodeTag: null,
+    }),
+  );
+}
+
+/** The host name the client used for HTTPS (it resolves, and the server certificate names it). */
+function hostOf(request: http.IncomingMessage): string {
+  try {
+    return new URL(`https://${request.headers.host ?? 'localhost'}`).hostname || 'localhost';
+  } catch {
+    return 'localhost';
+  }
+}
+
+/**
+ * The gateway runs without its RavenDB TCP listener (ROOKERY_RAVEN_TCP_PORT=off): the worker is told so at
+ * once, as SubscriptionInvalidStateException (RavenTcpNotSupported), on which it stops instead of retrying
+ * for ever, with the WebSocket that serves the same subscription.
+ */
+function ravenTcpNotSupported(database: string, subscription: string) {
   return gatewayError(
     'RavenTcpNotSupported',
-    `Rookery does not speak RavenDB's TCP protocol, which this client's subscription worker needs. Consume the subscription over Rookery's WebSocket instead: GET /databases/${database}/subscriptions/${subscription}/connect (docs/live-data.md), e.g. with @rookery/client`,
+    `This gateway does not serve RavenDB's TCP protocol (ROOKERY_RAVEN_TCP_PORT is off), which this client's subscription worker needs. Consume the subscription over Rookery's WebSocket instead: GET /databases/${database}/subscriptions/${subscription}/connect (docs/live-data.md), e.g. with @rookery/client`,
   );
 }

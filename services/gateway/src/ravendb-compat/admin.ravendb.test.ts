@@ -1,7 +1,7 @@
 // The official `ravendb` client's administration against Rookery (fixture.ts): index definitions read back
 // with GetIndexesOperation, databases created and deleted with CreateDatabaseOperation and
 // DeleteDatabasesOperation (what has no meaning in Rookery refused by name), and subscriptions created and
-// listed; the subscription worker, which needs RavenDB's TCP protocol, stops with an error that says so.
+// listed (their worker: subscriptions-worker.ravendb.test.ts).
 import {
   CreateDatabaseOperation,
   DeleteDatabasesOperation,
@@ -93,17 +93,5 @@ describe('the official ravendb client: subscriptions', () => {
     expect(name).toBe('new-users');
     const listed = await store.subscriptions.getSubscriptions(0, 10);
     expect(listed.map((s) => [s.subscriptionName, s.query])).toEqual([['new-users', 'from Users']]);
-  });
-
-  it('the worker stops with SubscriptionInvalidStateException naming the TCP protocol it lacks', async () => {
-    const worker = store.subscriptions.getSubscriptionWorker({ subscriptionName: 'new-users' });
-    const stopped = new Promise<Error | undefined>((resolve) => worker.on('error', resolve));
-    worker.on('batch', (_batch, done) => done());
-    const error = await stopped;
-    await worker.dispose();
-    if (!error) throw new Error('the worker stopped without an error');
-    expect(error.name).toBe('SubscriptionInvalidStateException');
-    expect(error.message).toMatch(/TCP/);
-    expect(error.message).toMatch(/subscriptions\/new-users\/connect/);
   });
 });

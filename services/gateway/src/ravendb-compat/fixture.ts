@@ -21,6 +21,8 @@ export interface RavenFixture {
    * bound to that certificate is opened first (POST /auth/2fa with a code of their authenticator).
    */
   personStore(name: string, database: string, twoFactor: boolean): Promise<DocumentStore>;
+  /** A DocumentStore on `database` with the certificate of `client` (e.g. another tenant's admin). */
+  storeFor(client: Client, database: string): Promise<DocumentStore>;
   /** Creates `name` through Rookery's own API. */
   createDatabase(name: string): Promise<void>;
   close(): Promise<void>;
@@ -82,6 +84,7 @@ export async function startRavenFixture(
         throw new Error(`creating ${name}: ${reply.status} ${reply.text}`);
     },
     store: (database, configure) => storeFor(admin, database, configure),
+    storeFor: (client, database) => storeFor(client, database),
     async personStore(name, database, twoFactor) {
       const { client, secret } = await stack.person(name, tenantId);
       if (twoFactor) {

@@ -25,7 +25,7 @@ import { ROOKERY_JOB_TYPES, RookeryError, type RookeryJobTypes } from '@rookery/
 import { makeTempDir } from '@rookery/testkit';
 import { generateSecret } from 'otplib';
 import pino from 'pino';
-import { type Gateway, type GatewayFleetOptions, startGateway } from '../gateway.js';
+import { type Gateway, type GatewayFleetOptions, type GatewayOptions, startGateway } from '../gateway.js';
 import { HostClient } from '../host-client.js';
 import type { LiveLimits } from '../live-limits.js';
 import type { ServerTimeouts } from '../server-timeouts.js';
@@ -84,6 +84,8 @@ export interface StackOptions {
   controlDatabaseUrl?: string;
   /** The gateway shares its tenants' limits with other gateways on the same store (off otherwise). */
   gatewayFleet?: GatewayFleetOptions;
+  /** The gateway's RavenDB TCP listener (on a free port with the default limits otherwise; null: off). */
+  ravenTcp?: GatewayOptions['ravenTcp'];
   /** The gateway's HTTPS server timeouts (DEFAULT_SERVER_TIMEOUTS otherwise). */
   gatewayTimeouts?: Partial<ServerTimeouts>;
   /** The console's build the gateway serves at `/` (none otherwise: `/` answers 404). */
@@ -165,6 +167,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     fleet: options.gatewayFleet,
     timeouts: options.gatewayTimeouts,
     consoleDir: options.consoleDir ?? null,
+    ravenTcp: options.ravenTcp === undefined ? { port: 0 } : options.ravenTcp,
     now: () => clock.now ?? Date.now(),
   });
   const clients = gatewayClients(store, ca, () => gateway.url);
