@@ -43,6 +43,21 @@ export class IndexCatalog {
     return fs.existsSync(replacementFileOf(this.directory, name));
   }
 
+  /** The definition being built beside the index (`isReplacing`): the one that will answer; null if none. */
+  replacementDefinition(name: string): IndexDefinition | null {
+    const file = replacementFileOf(this.directory, name);
+    if (!fs.existsSync(file)) return null;
+    let reader: IndexReader | null = null;
+    try {
+      reader = new IndexReader(file);
+      return reader.definition;
+    } catch {
+      return null; // promoted or called off meanwhile
+    } finally {
+      reader?.close();
+    }
+  }
+
   /** Every index's definition (the automatic-index planner matches queries against them). */
   definitions(): IndexDefinition[] {
     let files: string[];

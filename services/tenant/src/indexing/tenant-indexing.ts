@@ -191,7 +191,9 @@ export class TenantIndexing {
       this.log.info({ db: db.name, index: definition.Name }, 'index rebuilt from its stored definition');
     }
     const canonical = (d: IndexDefinition | undefined) => d && JSON.stringify(IndexDefinitionSchema.parse(d));
-    for (const [key, definition] of files) {
+    for (const [key, answering] of files) {
+      // An index being replaced side by side is meant to have its replacement's definition.
+      const definition = indexes.replacementDefinition(key) ?? answering;
       if (canonical(stored.get(key)) !== canonical(definition)) await db.putIndexDefinition(definition);
     }
   }
