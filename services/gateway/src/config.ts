@@ -4,6 +4,7 @@ import { LogLevelSchema, loadEnvConfig } from '@rookery/protocol';
 import { z } from 'zod';
 import { DEFAULT_GATEWAY_HEARTBEAT } from './limit-shares.js';
 import { DEFAULT_LIVE_LIMITS } from './live-limits.js';
+import { DEFAULT_RAVEN_TCP_LIMITS } from './ravendb-tcp/connection.js';
 import { DEFAULT_SERVER_TIMEOUTS } from './server-timeouts.js';
 import { TENANT_POOL_MAX_SOCKETS } from './tenant-pool.js';
 import { DEFAULT_TWO_FACTOR_LIMIT } from './two-factor.js';
@@ -90,6 +91,17 @@ export const GatewayConfigSchema = z
     heartbeatTtlMs: Milliseconds.min(200).max(600_000).default(DEFAULT_GATEWAY_HEARTBEAT.ttlMs),
     /** The web console's build served at `/` (console-files.ts); `off` serves none. */
     consoleDir: z.string().min(1).default(DEFAULT_CONSOLE_DIR),
+    /**
+     * RavenDB's TCP protocol for the official clients' subscription workers (ravendb-tcp/), on this port of
+     * `host`; `off`: none, and the worker is told so (501). Unset: RavenDB's own default, 38888, or a free
+     * port when the HTTPS port is 0 (tests, several gateways on one machine). On by default: the official
+     * client is promised to work unchanged, and the port admits exactly what the HTTPS port admits.
+     */
+    ravenTcpPort: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).optional(),
+    /** From a TCP connection's TLS handshake until its subscription options: longer, and it is cut. */
+    ravenTcpNegotiationTimeoutMs: Milliseconds.min(100)
+      .max(120_000)
+      .default(DEFAULT_RAVEN_TCP_LIMITS.negotiationTimeoutMs),
   })
   .refine((c) => c.heartbeatTtlMs >= 2 * c.heartbeatMs, {
     path: ['heartbeatTtlMs'],
@@ -134,6 +146,8 @@ const ENV_NAMES: Record<keyof GatewayConfig, string> = {
   heartbeatMs: 'ROOKERY_GATEWAY_HEARTBEAT_MS',
   heartbeatTtlMs: 'ROOKERY_GATEWAY_HEARTBEAT_TTL_MS',
   consoleDir: 'ROOKERY_CONSOLE_DIR',
+  ravenTcpPort: 'ROOKERY_RAVEN_TCP_PORT',
+  ravenTcpNegotiationTimeoutMs: 'ROOKERY_RAVEN_TCP_NEGOTIATION_TIMEOUT_MS',
 };
 
 /** Whether this gateway shares its tenants' limits with others, and how it keeps in touch with them. */
@@ -142,6 +156,16 @@ export function gatewayFleetOf(config: GatewayConfig): { heartbeatMs: number; tt
     config.shareLimits === 'on' || (config.shareLimits === 'auto' && config.controlDatabaseUrl !== undefined);
   return on ? { heartbeatMs: config.heartbeatMs, ttlMs: config.heartbeatTtlMs } : null;
 }
+
+/** The RavenDB TCP listener's settings (gateway.ts's `ravenTcp`); null when it is off. */
+export function ravenTcpOf(config: GatewayConfig): { port: number; negotiationTimeoutMs: number } | null {
+  if (config.ravenTcpPort === 'off') return null;
+  const port = config.ravenTcpPort ?? (config.port === 0 ? 0 : RAVEN_TCP_DEFAULT_PORT);
+  return { port, negotiationTimeoutMs: config.ravenTcpNegotiationTimeoutMs };
+}
+
+/** RavenDB's own default TCP port. */
+const RAVEN_TCP_DEFAULT_PORT = 38888;
 
 /** Reads the configuration; a bad value stops start-up with a message naming the variable. */
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {

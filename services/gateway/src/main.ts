@@ -6,7 +6,7 @@ import { openJobQueue } from '@rookery/jobs';
 import { loadOrCreateCertificateAuthority, loadOrCreateMasterKey } from '@rookery/pki';
 import { ROOKERY_JOB_TYPES } from '@rookery/protocol';
 import pino from 'pino';
-import { gatewayFleetOf, loadGatewayConfig } from './config.js';
+import { gatewayFleetOf, loadGatewayConfig, ravenTcpOf } from './config.js';
 import { FleetRouter } from './fleet-router.js';
 import { startGateway } from './gateway.js';
 import { startHealthServer } from './health-server.js';
@@ -73,6 +73,7 @@ const gateway = await startGateway({
   tenantConnections: config.tenantConnections,
   fleet: gatewayFleetOf(config),
   consoleDir: config.consoleDir === 'off' ? null : config.consoleDir,
+  ravenTcp: ravenTcpOf(config),
   twoFactorLimit: {
     maxAttempts: config.twoFactorMaxAttempts,
     windowMs: config.twoFactorWindowSeconds * 1000,
