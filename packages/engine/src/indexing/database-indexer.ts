@@ -223,11 +223,24 @@ export class DatabaseIndexer {
       );
     }
     // A replacement's sandboxes run beside the old index's: only a replacement it supersedes gives some back.
-    this.options.sandboxBudget?.check(
-      definition.Name,
-      this.sandboxMbOf(definition),
-      existing ? (replacing?.sandboxMb ?? 0) : 0,
-    );
+    let sideBySide = existing !== undefined;
+    const sandboxMb = this.sandboxMbOf(definition);
+    try {
+      this.options.sandboxBudget?.check(
+        definition.Name,
+        sandboxMb,
+        existing ? (replacing?.sandboxMb ?? 0) : 0,
+      );
+    } catch (error) {
+      if (!existing) throw error;
+      // No room for both: replaced in place, as before side by side (the new one answers as it builds).
+      this.options.sandboxBudget?.check(
+        definition.Name,
+        sandboxMb,
+        existing.sandboxMb + (replacing?.sandboxMb ?? 0),
+      );
+      sideBySide = false;
+    }
     // Compile first: a definition that does not compile must not replace a working index.
     try {
       createMapper(definition, this.options.sandbox).dispose();
@@ -239,7 +252,8 @@ export class DatabaseIndexer {
     }
     // A changed definition is built side by side: the old index answers until the new one has caught up.
     if (replacing) this.dropReplacement(key);
-    const file = existing
+    if (existing && !sideBySide) this.delete(existing.name);
+    const file = sideBySide
       ? replacementFileOf(this.directory, definition.Name)
       : path.join(this.directory, indexFileName(definition.Name));
     fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -251,7 +265,7 @@ export class DatabaseIndexer {
       created.close();
     }
     const [, loaded] = this.load(file);
-    (existing ? this.replacements : this.indexes).set(key, loaded);
+    (sideBySide ? this.replacements : this.indexes).set(key, loaded);
     this.requestBuildIfAwaited(definition.Name);
     return { created: true };
   }

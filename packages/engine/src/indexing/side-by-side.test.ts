@@ -12,6 +12,7 @@ import { IndexCatalog } from '../query/index-catalog.js';
 import { QueryRunner } from '../query/query-runner.js';
 import { DatabaseIndexer } from './database-indexer.js';
 import { INDEXES_DIRECTORY, indexFileName, REPLACING_DIRECTORY } from './index-file.js';
+import { SandboxBudget } from './sandbox-budget.js';
 
 const V1: IndexDefinition = {
   Name: 'Users/ByColor',
@@ -146,5 +147,29 @@ describe('a changed index definition', () => {
     expect(indexer.names).toEqual([V2.Name]);
     indexer.runUntilIdle();
     expect(await answer('blue')).toEqual({ count: USERS, stale: false });
+  });
+
+  it('is replaced in place when the sandbox budget cannot hold both JavaScript indexes at once', async () => {
+    const budget = new SandboxBudget(16);
+    const js = new DatabaseIndexer(tmp.dir, {
+      batchSize: 8,
+      sandboxBudget: budget,
+      sandbox: { memoryMb: 16 },
+    });
+    const map = (field: string): IndexDefinition => ({
+      Name: 'Users/Js',
+      Maps: [`map('Users', u => ({ Color: u.${field} }))`],
+    });
+    try {
+      js.put(map('Color'));
+      js.runUntilIdle();
+      expect(js.put(map('Shade'))).toEqual({ created: true });
+      expect(js.replacing).toEqual([]);
+      js.runUntilIdle();
+    } finally {
+      js.close();
+    }
+    const prepared = await runner.prepare({ query: "from index 'Users/Js' where Color = 'blue'" });
+    expect(runner.run(prepared).result.TotalResults).toBe(USERS);
   });
 });
