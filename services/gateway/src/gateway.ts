@@ -184,6 +184,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
   metrics.countOpenWebSockets(() => live.size);
   const upgrades = new Upgrades({ admission, browsers, live, meter, metrics, log, nextRequestId, router });
+  let closing: Promise<void> | null = null;
   /** Set once the HTTPS server listens (it serves /info/remote-task/tcp, which names this listener). */
   let ravenTcp: RavenTcpListener | null = null;
 
@@ -487,28 +488,34 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     },
     flushUsage,
     heartbeat: () => fleet?.heartbeat() ?? Promise.resolve(),
-    async close() {
-      clearInterval(flushTimer);
-      await fleet?.stop();
-      directory.stop();
-      // RavenDB TCP connections, negotiating or carrying a subscription, end with the gateway.
-      await ravenTcp?.close();
-      // Upgraded sockets still count as the server's connections: cut them, or close() waits for them.
-      upgrades.close();
-      // A connection busy now (an answer being sent) is idle once it ends, and close() would then wait for its
-      // client to drop it, or for the keep-alive timeout: from here on an idle connection is closed at once
-      // (Node reads the timeout as each answer ends; close-in-flight.test.ts).
-      server.keepAliveTimeout = 1;
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
-      router.close();
-      await databaseRecords.settled();
-      await control.close();
-      await flushUsage();
+    close() {
+      // Once: a test (or a signal handler) may close it before the code that owns it does.
+      closing ??= shutDown();
+      return closing;
     },
   };
+
+  async function shutDown() {
+    clearInterval(flushTimer);
+    await fleet?.stop();
+    directory.stop();
+    // RavenDB TCP connections, negotiating or carrying a subscription, end with the gateway.
+    await ravenTcp?.close();
+    // Upgraded sockets still count as the server's connections: cut them, or close() waits for them.
+    upgrades.close();
+    // A connection busy now (an answer being sent) is idle once it ends, and close() would then wait for its
+    // client to drop it, or for the keep-alive timeout: from here on an idle connection is closed at once
+    // (Node reads the timeout as each answer ends; close-in-flight.test.ts).
+    server.keepAliveTimeout = 1;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    });
+    router.close();
+    await databaseRecords.settled();
+    await control.close();
+    await flushUsage();
+  }
 }
 
 /** One machine: the host at ROOKERY_HOST_URL wakes tenants, which the gateway reaches on their Unix sockets. */

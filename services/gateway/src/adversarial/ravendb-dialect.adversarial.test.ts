@@ -15,7 +15,9 @@ let admin: Client;
 let reader: Client;
 
 beforeAll(async () => {
-  ({ stack, adminA: admin, readerA: reader } = await startTwoTenants());
+  // Without the RavenDB TCP listener: the worker's endpoint then answers 501, typed (the listener's own
+  // attacks: ravendb-tcp.adversarial.test.ts).
+  ({ stack, adminA: admin, readerA: reader } = await startTwoTenants({ ravenTcp: null }));
   const stored = await admin.call('PUT', '/databases/shop/docs?id=users/keep', { Name: 'Kept' });
   expect(stored.status).toBe(201);
 }, 120_000);
