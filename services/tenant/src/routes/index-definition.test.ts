@@ -1,9 +1,22 @@
-import { describe, expect, it } from 'vitest';
+import { makeTempDir } from '@rookery/testkit';
+import { afterAll, describe, expect, it } from 'vitest';
 import { sharedTenantServer } from '../test-fixtures/tenant-server.js';
 
 // `GET /databases/{db}/indexes/definition?name=` against the real tenant server and its indexer process:
 // what it answers is what PUT took, so an editor (the console's) can start from any index.
-const { call } = sharedTenantServer({ database: 'Shop' });
+
+// Above five documents a new index (or a changed definition) awaits a worker's build, which a tenant
+// without a host never gets: a changed definition is held mid-replacement deterministically, as in
+// indexing/side-by-side.test.ts. The indexer process reads it from the environment it inherits; the
+// other tests' database stays under it.
+process.env.ROOKERY_INDEX_WORKER_THRESHOLD = '5';
+// Only a mirrored database's indexes are left to workers.
+const mirror = makeTempDir('rookery-definition-mirror-');
+afterAll(() => mirror.cleanup());
+const { call } = sharedTenantServer({
+  database: 'Shop',
+  config: { mirrorDir: mirror.dir, mirrorMode: 'sync', tenantId: 'acme' },
+});
 
 const definition = (name: string) => call('GET', `/databases/shop/indexes/definition?name=${name}`);
 
@@ -38,6 +51,30 @@ describe('GET /databases/{db}/indexes/definition', () => {
     const got = await definition('Users/Decades');
     expect(got.json).toEqual(sent);
     expect((await call('PUT', '/databases/shop/indexes', got.json)).status).toBe(200);
+  });
+
+  it('answers the changed definition while it is built beside the old one, which answers queries meanwhile', async () => {
+    const v1 = { Name: 'Colors/ByColor', Maps: [{ Collection: 'Colors', Fields: { Color: 'Color' } }] };
+    const v2 = { Name: 'Colors/ByColor', Maps: [{ Collection: 'Colors', Fields: { Color: 'Shade' } }] };
+    expect((await call('PUT', '/databases/shop/indexes', v1)).status).toBe(201);
+    const colors = Array.from({ length: 10 }, (_, i) => ({
+      Type: 'PUT',
+      Id: `colors/${i}`,
+      Document: { Color: 'red', Shade: 'blue', '@metadata': { '@collection': 'Colors' } },
+    }));
+    expect((await call('POST', '/databases/shop/bulk_docs', { Commands: colors })).status).toBe(201);
+    const caughtUp = await call('POST', '/databases/shop/queries', {
+      Query: "from index 'Colors/ByColor' where Color = 'red'",
+      WaitForNonStaleResults: true,
+    });
+    expect(caughtUp.json.TotalResults).toBe(10);
+    expect((await call('PUT', '/databases/shop/indexes', v2)).status).toBe(201);
+    // The old definition still answers queries (stale); an editor must start from the one last PUT.
+    const old = await call('POST', '/databases/shop/queries', {
+      Query: "from index 'Colors/ByColor' where Color = 'red'",
+    });
+    expect({ total: old.json.TotalResults, stale: old.json.IsStale }).toEqual({ total: 10, stale: true });
+    expect((await definition('Colors/ByColor')).json).toEqual(v2);
   });
 
   it('answers 404 IndexNotFound for an index that does not exist, and 400 without a valid name', async () => {

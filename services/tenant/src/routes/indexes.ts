@@ -74,15 +74,17 @@ export function indexRoutes(fastify: FastifyInstance, context: RouteContext): vo
     return { Results: page.map((d) => statsOf(context, queries, d.Name)) };
   });
 
-  // The definition exactly as PUT took it (the index file keeps it), so an editor can start from any index —
-  // also one made elsewhere — and PUT → GET → PUT is identity.
+  // The definition exactly as PUT last took it (the index file keeps it), so an editor can start from any
+  // index — also one made elsewhere — and PUT → GET → PUT is identity. While a changed definition is built
+  // side by side, the old index answers queries but the definition is the replacement's: editing again must
+  // start from the change, not undo it.
   const definitionSchema = named("An index's definition, exactly as PUT took it");
   app.get('/databases/:db/indexes/definition', { schema: definitionSchema }, async (request) => {
     const { name } = request.query;
     const queries = await queriesOf(request.params);
     const reader = queries.indexes.reader(name);
     if (!reader) throw notFound(queries, name);
-    return reader.definition;
+    return queries.indexes.replacementDefinition(name) ?? reader.definition;
   });
 
   app.get('/databases/:db/indexes/stats', { schema: named("An index's state") }, async (request) => {
