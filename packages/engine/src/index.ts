@@ -12,6 +12,7 @@ export {
 export { bytesUnder } from './disk-usage.js';
 export { idKey } from './ids.js';
 export {
+  awaitedBuildOf,
   collectionsOf,
   DatabaseIndexer,
   type DatabaseIndexerOptions,

@@ -137,13 +137,32 @@ export interface IndexStats {
   Collections: string[];
   LastIndexedEtag: number;
   IsStale: boolean;
-  /** Null when the index is not stale. */
+  /**
+   * Null when the index is not stale. While a replacement builds, `IsStale` is true (queries say so too) and
+   * this is still the answering index's own, which may be null: the replacement's is `Replacement.Progress`.
+   */
   Progress: IndexBuildProgress | null;
   EntriesCount: number;
   ErrorsCount: number;
   Errors: { Document: string | null; Error: string; At: string }[];
   State: 'Normal' | 'Error';
   /** Present while the worker fleet builds the index (docs/mirror.md, "Worker-built indexes"). */
+  WorkerBuild?: WorkerBuildStats;
+  /**
+   * Present while a changed definition of the index is built side by side (RavenDB's `ReplacementOf/<name>`,
+   * shown here inside the index it replaces: docs/mirror.md, "Worker-built indexes").
+   */
+  Replacement?: IndexReplacementStats;
+}
+
+/** How far the changed definition being built beside an index is; it answers once it has caught up. */
+export interface IndexReplacementStats {
+  /** The replacement's own position: 0 until its first batch (or until a worker's build of it is adopted). */
+  LastIndexedEtag: number;
+  /** As `IndexStats.Progress`, for the replacement: null once it has caught up (promoted at the next step). */
+  Progress: IndexBuildProgress | null;
+  EntriesCount: number;
+  /** Present while the worker fleet builds the replacement. */
   WorkerBuild?: WorkerBuildStats;
 }
 

@@ -682,7 +682,8 @@ function markAwaitingBuild(db: BetterSqlite3.Database): string {
   return build;
 }
 
-function awaitedBuildOf(db: BetterSqlite3.Database): string | null {
+/** The worker build an index file awaits (its label), or null: built here (also what stats read). */
+export function awaitedBuildOf(db: BetterSqlite3.Database): string | null {
   const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(WORKER_BUILD_KEY) as
     | { value: string }
     | undefined;

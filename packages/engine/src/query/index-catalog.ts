@@ -45,16 +45,26 @@ export class IndexCatalog {
 
   /** The definition being built beside the index (`isReplacing`): the one that will answer; null if none. */
   replacementDefinition(name: string): IndexDefinition | null {
+    return this.withReplacement(name, (reader) => reader.definition);
+  }
+
+  /**
+   * Reads the replacement being built beside the index (its stats, for one) through a connection opened for
+   * this read only: the indexer renames the file on promotion, so a cached reader would outlive it. Null if none.
+   */
+  withReplacement<T>(name: string, read: (reader: IndexReader) => T): T | null {
     const file = replacementFileOf(this.directory, name);
     if (!fs.existsSync(file)) return null;
     let reader: IndexReader | null = null;
     try {
       reader = new IndexReader(file);
-      return reader.definition;
     } catch {
       return null; // promoted or called off meanwhile
+    }
+    try {
+      return read(reader);
     } finally {
-      reader?.close();
+      reader.close();
     }
   }
 

@@ -64,10 +64,12 @@ export class WorkerBuilds {
   /**
    * The index's stats with the worker's build: `WorkerBuild` while one is awaited, and for an index the
    * worker builds from zero (nothing indexed here), the documents still to process less what it indexed.
+   * `build` is the label in the index file (`awaitedBuildOf`): the build awaited under the index's name may
+   * be its replacement's, or one called off (the answering definition put back), and is not this file's then.
    */
-  statsWith(db: string, stats: IndexStats): IndexStats {
+  statsWith(db: string, stats: IndexStats, build: string | null): IndexStats {
     const awaited = this.awaited.get(keyOf(db, stats.Name));
-    if (!awaited) return stats;
+    if (!awaited || build === null || awaited.build !== build) return stats;
     const { Progress } = stats;
     const fromZero = stats.LastIndexedEtag === 0 && Progress !== null;
     return {

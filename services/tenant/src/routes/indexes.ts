@@ -1,4 +1,3 @@
-import { indexStatsOf } from '@rookery/engine';
 import {
   documented,
   IndexDefinitionSchema,
@@ -13,6 +12,7 @@ import {
 } from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { indexStatsWithBuilds } from '../indexing/index-stats.js';
 import type { DatabaseQueries } from '../indexing/tenant-indexing.js';
 import { DatabaseParams, parseWith, type RequestParts, type RouteContext } from './context.js';
 import { putRavenIndexes } from './ravendb/indexes.js';
@@ -118,13 +118,10 @@ export function indexRoutes(fastify: FastifyInstance, context: RouteContext): vo
 }
 
 function statsOf(context: RouteContext, queries: DatabaseQueries, name: string): IndexStats {
-  const reader = queries.indexes.reader(name);
-  if (!reader) throw notFound(queries, name);
-  // An index the worker fleet builds says how far the worker is (indexing/worker-builds.ts).
-  return context.indexing.workerBuilds.statsWith(
-    queries.db.name,
-    indexStatsOf(reader.connection, queries.db),
-  );
+  // With a replacement being built beside it and a worker's build, if any (indexing/index-stats.ts).
+  const stats = indexStatsWithBuilds(queries, context.indexing.workerBuilds, name);
+  if (!stats) throw notFound(queries, name);
+  return stats;
 }
 
 function notFound(queries: DatabaseQueries, name: string): RookeryError {
