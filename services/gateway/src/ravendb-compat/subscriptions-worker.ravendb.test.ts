@@ -171,4 +171,32 @@ describe('the official ravendb client: the subscription worker over TCP', () => 
     await released('all-users');
     expect(held.failure).toBeNull();
   });
+
+  it("a person's worker runs under the two-factor session bound to their certificate", async () => {
+    await store.subscriptions.create({ name: 'for-a-person', query: 'from Users' });
+    const personStore = await fixture.personStore('tcp-person', 'office', true);
+    const worker = personStore.subscriptions.getSubscriptionWorker<User>({
+      subscriptionName: 'for-a-person',
+    });
+    const seen = collect(worker);
+    await seen.until(1);
+    expect(seen.ids[0]).toBe('users/1');
+    worker.dispose();
+    await released('for-a-person');
+    expect(seen.failure).toBeNull();
+  });
+
+  it("revoking a connected worker's certificate cuts its connection, as it cuts a WebSocket", async () => {
+    await store.subscriptions.create({ name: 'to-revoke', query: 'from Users' });
+    const program = await fixture.stack.program('tcp-revoked', 'raven-worker');
+    const programStore = await fixture.storeFor(program, 'office');
+    const worker = programStore.subscriptions.getSubscriptionWorker<User>({ subscriptionName: 'to-revoke' });
+    const seen = collect(worker);
+    await seen.until(1);
+    expect((await stateOf('to-revoke')).Connected).toBe(true);
+    await fixture.stack.store.revokeCertificate(program.serial, Date.now());
+    // The gateway's sweep finds the revocation and cuts the worker's connection: the tenant lets go.
+    await released('to-revoke');
+    worker.dispose();
+  });
 });
