@@ -251,6 +251,28 @@ describe('RavenDB TCP attacks', () => {
     expect(kept.status).toBe(200);
   });
 
+  it('a worker that sends its options and leaves at once does not leave the subscription held', async () => {
+    expect(
+      (await admin.call('PUT', '/databases/shop/subscriptions', { Name: 'left', Query: 'from Users' }))
+        .status,
+    ).toBe(201);
+    const leaving = await connect(admin);
+    leaving.socket.write(header());
+    expect(await leaving.message(1)).toMatchObject({ Status: 'Ok' });
+    // Gone while the gateway admits it and opens the tenant's socket (or just after).
+    leaving.socket.end(options('left'));
+    leaving.socket.destroy();
+    // WaitForFree waits for the consumer before it: accepted only once the gateway let the first one go.
+    const next = await connect(admin);
+    next.socket.write(header());
+    expect(await next.message(1)).toMatchObject({ Status: 'Ok' });
+    next.socket.write(
+      JSON.stringify({ SubscriptionName: 'left', Strategy: 'WaitForFree', MaxDocsPerBatch: 10 }),
+    );
+    expect(await next.message(2)).toMatchObject({ Type: 'ConnectionStatus', Status: 'Accepted' });
+    next.socket.destroy();
+  });
+
   it('closing the gateway ends the TCP connections it carries and those still negotiating', async () => {
     // A fresh subscription, so that no earlier connection of this file may still hold one.
     expect(

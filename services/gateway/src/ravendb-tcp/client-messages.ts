@@ -5,6 +5,9 @@ import type { z } from 'zod';
 import { gatewayError } from '../refusal.js';
 import { JsonFrameReader } from './json-frames.js';
 
+/** Messages read ahead of the one being handled; past this the socket is no longer read until they are. */
+const MAX_QUEUED_MESSAGES = 16;
+
 export class ClientMessages {
   private readonly queue: string[] = [];
   private waiter: { resolve(text: string): void; reject(error: Error): void } | null = null;
@@ -12,7 +15,10 @@ export class ClientMessages {
   /** Bytes read from the worker since the last takeBytesIn(). */
   private bytesIn = 0;
 
-  constructor(socket: Duplex, maxMessageBytes: number) {
+  constructor(
+    private readonly socket: Duplex,
+    maxMessageBytes: number,
+  ) {
     const reader = new JsonFrameReader(maxMessageBytes);
     socket.on('data', (chunk: Buffer) => {
       this.bytesIn += chunk.length;
@@ -60,7 +66,10 @@ export class ClientMessages {
 
   private nextText(): Promise<string> {
     const queued = this.queue.shift();
-    if (queued !== undefined) return Promise.resolve(queued);
+    if (queued !== undefined) {
+      if (this.queue.length < MAX_QUEUED_MESSAGES) this.socket.resume();
+      return Promise.resolve(queued);
+    }
     if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
       this.waiter = { resolve, reject };
@@ -70,8 +79,13 @@ export class ClientMessages {
   private deliver(message: string): void {
     const waiter = this.waiter;
     this.waiter = null;
-    if (waiter) waiter.resolve(message);
-    else this.queue.push(message);
+    if (waiter) {
+      waiter.resolve(message);
+      return;
+    }
+    this.queue.push(message);
+    // A worker that writes faster than it is read (during the checks, say) waits: what is held stays small.
+    if (this.queue.length >= MAX_QUEUED_MESSAGES) this.socket.pause();
   }
 }
 

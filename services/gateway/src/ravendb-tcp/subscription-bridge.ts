@@ -41,10 +41,13 @@ export class SubscriptionBridge {
     const sideClosed = () => {
       if (--this.openSides === 0) for (const listener of this.onClosed.splice(0)) listener();
     };
-    socket.once('close', () => {
+    const workerClosed = () => {
       sideClosed();
       this.finish(null);
-    });
+    };
+    // The worker may have left while the tenant's socket was being opened.
+    if (socket.closed) queueMicrotask(workerClosed);
+    else socket.once('close', workerClosed);
     this.tenant.on('error', () => this.finish(null));
     tenantSocket.handOver(
       (data, isBinary) => this.fromTenant(data, isBinary),
