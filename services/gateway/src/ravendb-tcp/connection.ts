@@ -28,6 +28,7 @@ import type { Resolved } from '../principals.js';
 import { gatewayError, unexpectedFailure } from '../refusal.js';
 import { classifyTenantRoute, type TenantRoute } from '../route-access.js';
 import type { TenantRouter } from '../tenant-router.js';
+import { endThenDestroy } from '../upgrade-proxy.js';
 import { ravenAnswerFor } from './answers.js';
 import { ClientMessages, isWorkerLeft, writeMessage } from './client-messages.js';
 import { SubscriptionBridge } from './subscription-bridge.js';
@@ -81,7 +82,7 @@ export async function serveRavenTcp(socket: TLSSocket, deps: RavenTcpDeps): Prom
   } catch (error) {
     if (isWorkerLeft(error)) return void socket.destroy();
     writeMessage(socket, answerFor(error, requestId, deps.log));
-    socket.end();
+    endThenDestroy(socket);
   } finally {
     clearTimeout(deadline);
   }
@@ -107,7 +108,7 @@ async function negotiate(
     const version = header.OperationVersion;
     // The worker gives up on a version it cannot go below (OUT_OF_RANGE -1) or drops the connection (-2).
     if (header.Operation === 'Drop' || version < 0) {
-      socket.end();
+      endThenDestroy(socket);
       return null;
     }
     if (header.Operation !== RAVEN_TCP_SUBSCRIPTION) {
@@ -116,7 +117,7 @@ async function negotiate(
         Version: version,
         Message: `Rookery serves only subscription workers (Operation "Subscription") on this port, not "${header.Operation}".`,
       });
-      socket.end();
+      endThenDestroy(socket);
       return null;
     }
     if (!(RAVEN_SUBSCRIPTION_VERSIONS as readonly number[]).includes(version)) {
@@ -139,7 +140,7 @@ async function negotiate(
         Version: version,
         Message: `${refusal.code}: ${refusal.message}`,
       });
-      socket.end();
+      endThenDestroy(socket);
       return null;
     }
     // No compression: the client then writes and reads plain JSON (it never compresses unless told to).
