@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import type { FacetResult, IndexDefinition, QueryPlanNode } from '@rookery/protocol';
 import type BetterSqlite3 from 'better-sqlite3';
+import { BULK_BUILD_META_KEY } from '../indexing/bulk-build.js';
 import type { TermValue } from '../indexing/field-values.js';
 import {
   exactFieldsOf,
@@ -160,6 +161,16 @@ export class IndexReader implements FieldLookup {
 
   run(query: IndexQuery): QueryPage {
     return this.read(() => {
+      if (this.inFirstBuild()) {
+        return {
+          entries: [],
+          total: 0,
+          plan: {
+            Operation: 'Query',
+            Details: `index ${this.definition.Name}: its first build is running; it answers once the build has read every document`,
+          },
+        };
+      }
       const plan = this.plan(query.where);
       const total = this.count(query.where, plan);
       const order = orderPage(this.scope, query, plan);
@@ -183,6 +194,7 @@ export class IndexReader implements FieldLookup {
    */
   matchingEntries(query: IndexQuery): { entries: number[]; total: number } {
     return this.read(() => {
+      if (this.inFirstBuild()) return { entries: [], total: 0 };
       const plan = this.plan(query.where);
       return { entries: orderPage(this.scope, query, plan).entries, total: this.count(query.where, plan) };
     });
@@ -199,7 +211,22 @@ export class IndexReader implements FieldLookup {
   }
 
   facets(where: Predicate | null, specs: readonly FacetSpec[]): FacetResult[] {
-    return this.read(() => facetsOf(this.scope, where, specs, (p) => this.count(p, this.plan(p))));
+    return this.read(() =>
+      this.inFirstBuild()
+        ? specs.map((spec) => ({ Name: spec.name, Values: [] }))
+        : facetsOf(this.scope, where, specs, (p) => this.count(p, this.plan(p))),
+    );
+  }
+
+  /**
+   * True while the index is in its first (bulk) build (indexing/bulk-build.ts): the entries' own
+   * B-tree (`terms_by_entry`) and the term counters are made at its end, so until then every sort key,
+   * probe and facet would scan the whole `terms` table per candidate, and single-term totals would read
+   * 0. It answers nothing meanwhile (stale, as the query says), as an index a worker builds does until
+   * it is adopted.
+   */
+  private inFirstBuild(): boolean {
+    return this.sql.get('SELECT 1 AS one FROM meta WHERE key = ?', [BULK_BUILD_META_KEY]) !== undefined;
   }
 
   /** "Did you mean": indexed terms close to `term`, best first (suggestions.ts). */

@@ -297,3 +297,62 @@ describe('a narrow query asked again', () => {
     }
   });
 });
+
+describe('an index in its first (bulk) build', () => {
+  it('answers nothing, stale, rather than seeking entries without their index (terms_by_entry is made at the end)', async () => {
+    const tmp = makeTempDir();
+    const db = Database.create(tmp.dir, 'nuget');
+    const indexer = new DatabaseIndexer(tmp.dir, { batchSize: 50 });
+    const definition: IndexDefinition = {
+      Name: 'Packages/Listing',
+      Maps: [{ Collection: 'Packages', Fields: { Downloads: 'Downloads', Pre: 'Pre', Tag: 'Tag' } }],
+    };
+    let reader: IndexReader | null = null;
+    try {
+      await db.batch(
+        Array.from({ length: 500 }, (_, i) => ({
+          Type: 'PUT' as const,
+          Id: `packages/${i}`,
+          Document: {
+            Downloads: i,
+            Pre: i % 3 === 0,
+            Tag: `t${i % 7}`,
+            '@metadata': { '@collection': 'Packages' },
+          },
+        })),
+      );
+      indexer.put(definition);
+      indexer.runOnce(); // one batch of 50: the build goes on
+      reader = new IndexReader(path.join(tmp.dir, INDEXES_DIRECTORY, indexFileName(definition.Name)));
+      const query: IndexQuery = {
+        where: {
+          kind: 'and',
+          children: [
+            { kind: 'compare', field: 'Pre', op: '=', value: false },
+            { kind: 'compare', field: 'Tag', op: '=', value: 't3' },
+          ],
+        },
+        orderBy: [{ kind: 'field', field: 'Downloads', descending: true }],
+        skip: 0,
+        take: 10,
+      };
+      const during = reader.run(query);
+      expect({ total: during.total, entries: during.entries }).toEqual({ total: 0, entries: [] });
+      expect(during.plan.Details).toMatch(/first build/);
+      expect(
+        reader.facets(null, [{ kind: 'terms', name: 'Tag', field: 'Tag', top: 10, order: 'countDesc' }]),
+      ).toEqual([{ Name: 'Tag', Values: [] }]);
+      indexer.runUntilIdle();
+      const after = reader.run(query);
+      expect(after.total).toBe(
+        Array.from({ length: 500 }, (_, i) => i).filter((i) => i % 3 !== 0 && i % 7 === 3).length,
+      );
+      expect(after.entries[0]?.docId).toBe('packages/493');
+    } finally {
+      reader?.close();
+      indexer.close();
+      await db.close();
+      tmp.cleanup();
+    }
+  });
+});
