@@ -159,7 +159,10 @@ export function tenantPurgeDedupeKey(tenantId: string): string {
   return `tenant-purge:${tenantId}`;
 }
 
-/** The dedupe key of an index's worker builds: one waiting build per index of a database. */
+/**
+ * An index's worker builds: the host follows one build per key, and its jobs' dedupe key is this (hashed)
+ * with the build label, one waiting job per build (services/host/src/index-builds.ts).
+ */
 export function indexBuildDedupeKey(tenantId: string, database: string, index: string): string {
   return `index-build:${tenantId}/${database.toLowerCase()}/${index.toLowerCase()}`;
 }

@@ -5,6 +5,7 @@
 // IsStale with the worker's progress meanwhile — while one below it, or any index on one machine without a
 // worker fleet, is built beside the tenant and no job is enqueued.
 import type { ChildProcess } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -204,6 +205,73 @@ describe('an index over a database above the threshold', () => {
   }, 300_000);
 });
 
+describe('a change that supersedes a replacement a worker is building', () => {
+  it('cancels the superseded job (the worker stops it) and adopts the newest build', async () => {
+    const { tmp, mirror, queue, tenant } = await setup(true);
+    // At the threshold the first definition is built beside the tenant; the changes after are the worker's.
+    await fill(tenant, 'shop', THRESHOLD);
+    const v2 = { ...BY_WORD, Maps: [{ Collection: 'Notes', Fields: { Word: 'Word', Kind: 'Word' } }] };
+    const v3 = { ...BY_WORD, Maps: [{ Collection: 'Notes', Fields: { Word: 'Word', Tag: 'Word' } }] };
+    expect((await tenant.call('PUT', '/databases/shop/indexes', BY_WORD)).status).toBe(201);
+    expect(await countOf(tenant, 'shop', 'even')).toBe(THRESHOLD / 2);
+    const more = Array.from({ length: NOTES - THRESHOLD }, (_, i) =>
+      note(THRESHOLD + i, i % 2 === 0 ? 'even' : 'odd'),
+    );
+    expect((await tenant.call('POST', '/databases/shop/bulk_docs', { Commands: more })).status).toBe(201);
+    expect(await countOf(tenant, 'shop', 'even')).toBe(NOTES / 2);
+    // A slow worker (50 documents/s from the job's start): a build takes 24 seconds, long enough to be
+    // superseded while it runs.
+    await startWorker(tmp.dir, mirror, { ROOKERY_INDEX_BUILD_MAX_DOCS_PER_S: '50' });
+
+    expect((await tenant.call('PUT', '/databases/shop/indexes', v2)).status).toBe(201);
+    const building = await statsUntil(
+      tenant,
+      'shop',
+      (s) => s.Replacement?.WorkerBuild?.State === 'active' && s.Replacement.WorkerBuild.DocumentsIndexed > 0,
+      'the worker building the replacement',
+    );
+    // The old definition answers, caught up, but stale while the replacement builds: the stats say so.
+    expect(building).toMatchObject({ IsStale: true, LastIndexedEtag: NOTES, EntriesCount: NOTES });
+    expect(building.Replacement).toMatchObject({ LastIndexedEtag: 0, EntriesCount: 0 });
+    const [superseded] = await queue.list({ type: 'index-build', state: 'active' });
+    expect(superseded!.payload).toMatchObject({ definition: v2 });
+
+    expect((await tenant.call('PUT', '/databases/shop/indexes', v3)).status).toBe(201);
+    const tagged = await tenant.call('POST', '/databases/shop/queries', {
+      Query: `from index '${BY_WORD.Name}' where Tag = 'even'`,
+      WaitForNonStaleResults: true,
+      WaitForNonStaleResultsTimeout: '00:02:00',
+    });
+    expect(tagged.json).toMatchObject({ IsStale: false });
+    expect((tagged.json.Results as unknown[]).length).toBe(NOTES / 2);
+    const promoted = await stats(tenant, 'shop');
+    expect(promoted).toMatchObject({ IsStale: false, Progress: null });
+    expect(promoted.Replacement).toBeUndefined();
+
+    // The superseded job was cancelled, not run to its end: its build never reached the mirror.
+    expect(await queue.get(superseded!.id)).toMatchObject({ state: 'cancelled' });
+    const states = (await queue.list({ type: 'index-build' })).map((job) => job.state);
+    expect(states.filter((state) => state === 'completed')).toHaveLength(1); // v3's
+    expect(await snapshotBuildsOn(mirror)).not.toContain(buildOf(superseded!));
+  }, 300_000);
+});
+
+/** The build label an index-build job's payload carries. */
+function buildOf(job: { payload: unknown }): string {
+  return (job.payload as { build: string }).build;
+}
+
+/** The build labels of every index snapshot on the mirror (a worker's build writes its label there). */
+async function snapshotBuildsOn(mirror: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(mirror, { recursive: true })) {
+    if (path.basename(entry) !== 'manifest.json') continue;
+    const manifest = JSON.parse(await readFile(path.join(mirror, entry), 'utf8')) as { build?: unknown };
+    if (typeof manifest.build === 'string') found.push(manifest.build);
+  }
+  return found;
+}
+
 describe('built beside the tenant', () => {
   it('below the threshold: no job, the index answers from the tenant’s own indexer', async () => {
     const { queue, tenant } = await setup(true);
@@ -264,6 +332,31 @@ describe('the host’s IndexBuildQueue', () => {
     const reports = sent.length;
     await sleep(200);
     expect(sent).toHaveLength(reports);
+  });
+
+  it('a newer build of the index cancels the one it supersedes and is enqueued itself, also when asked at once', async () => {
+    const tmp = makeTempDir('rookery-host-index-build-supersede-');
+    cleanups.push(() => tmp.cleanup());
+    const queue = await openSqliteJobQueue({ file: jobQueueFile(tmp.dir), types: ROOKERY_JOB_TYPES });
+    cleanups.push(() => queue.close());
+    const builds = new IndexBuildQueue(queue, THRESHOLD, pino({ level: 'silent' }), 50);
+    cleanups.push(() => builds.close());
+    const send = () => undefined;
+    const changed = { ...BY_WORD, Maps: [{ Collection: 'Notes', Fields: { Word: 'Word', Kind: 'Word' } }] };
+    const first = { type: 'index-build' as const, database: 'shop', definition: BY_WORD, build: 'b-1' };
+    await builds.request('acme', first, send);
+    await builds.request('acme', { ...first, definition: changed, build: 'b-2' }, send);
+    // Two more changes at once (the tenant sends them as they come; the host must not interleave them).
+    await Promise.all([
+      builds.request('acme', { ...first, build: 'b-3' }, send),
+      builds.request('acme', { ...first, definition: changed, build: 'b-4' }, send),
+    ]);
+    const byBuild = new Map((await queue.list({ type: 'index-build' })).map((j) => [buildOf(j), j]));
+    expect([...byBuild.keys()].sort()).toEqual(['b-1', 'b-2', 'b-3', 'b-4']);
+    expect(byBuild.get('b-1')!.state).toBe('cancelled');
+    expect(byBuild.get('b-2')!.state).toBe('cancelled');
+    expect(byBuild.get('b-3')!.state).toBe('cancelled');
+    expect(byBuild.get('b-4')).toMatchObject({ state: 'queued', payload: { definition: changed } });
   });
 
   it('the IPC contract refuses what a job payload would refuse', () => {

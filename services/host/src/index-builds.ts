@@ -4,6 +4,7 @@
 // worker fleet takes. While the job runs the host reads it every `pollMs` and passes its state and progress
 // to the tenant's current process, which shows them in the index's stats. The indexer adopts the worker's
 // snapshot from the mirror on its own: nothing here is on the path that decides what is adopted.
+import { createHash } from 'node:crypto';
 import type { JobQueue } from '@rookery/jobs';
 import {
   type IndexBuildProgressMessage,
@@ -25,8 +26,13 @@ const PHASES = new Set(['restore', 'index', 'snapshot']);
 export type SendToTenant = (tenantId: string, message: IndexBuildProgressMessage) => void;
 
 export class IndexBuildQueue {
-  /** The job followed per `<tenant>/<db>/<index>`: a newer request of the index replaces the old one. */
-  private readonly followed = new Map<string, { jobId: string; timer: NodeJS.Timeout }>();
+  /**
+   * The job followed per `<tenant>/<db>/<index>`: a newer build of the index (a change that supersedes the
+   * one being built) cancels it and is followed instead.
+   */
+  private readonly followed = new Map<string, { jobId: string; build: string; timer: NodeJS.Timeout }>();
+  /** Requests are handled one after another, so that two changes sent at once cannot both miss each other. */
+  private handling: Promise<void> = Promise.resolve();
   private closed = false;
 
   constructor(
@@ -38,13 +44,28 @@ export class IndexBuildQueue {
   ) {}
 
   /**
-   * Enqueues the build (a build of the same index still waiting for its first attempt is that job: the
-   * dedupe key) and follows it. A failure to enqueue is logged: the indexer asks again at its next start.
+   * Enqueues the build (the same build still waiting for its first attempt is that job: the dedupe key) and
+   * follows it. A different build of an index whose job this host follows supersedes it: that job is
+   * cancelled first (a running one is stopped by the queue: its worker sees the attempt's signal abort), as
+   * its snapshot would carry a label the indexer no longer adopts. A failure to enqueue is logged: the
+   * indexer asks again at its next start.
    */
-  async request(tenantId: string, request: IndexBuildRequestMessage, send: SendToTenant): Promise<void> {
+  request(tenantId: string, request: IndexBuildRequestMessage, send: SendToTenant): Promise<void> {
+    const handled = this.handling.then(() => this.handle(tenantId, request, send));
+    this.handling = handled.catch(() => undefined);
+    return handled;
+  }
+
+  private async handle(
+    tenantId: string,
+    request: IndexBuildRequestMessage,
+    send: SendToTenant,
+  ): Promise<void> {
     const { database, definition, build } = request;
     const key = indexBuildDedupeKey(tenantId, database, definition.Name);
     const log = this.log.child({ tenant: tenantId, db: database, index: definition.Name, build });
+    const superseded = this.followed.get(key);
+    if (superseded && superseded.build !== build) await this.cancel(key, superseded.jobId, log);
     let jobId: string;
     try {
       jobId = await this.queue.enqueue({
@@ -53,7 +74,7 @@ export class IndexBuildQueue {
         payload: { database, definition, build, requestedBy: 'indexer' },
         maxAttempts: MAX_ATTEMPTS,
         backoffMs: BACKOFF_MS,
-        dedupeKey: key,
+        dedupeKey: buildDedupeKey(key, build),
       });
     } catch (error) {
       log.error({ err: error }, 'could not enqueue an index build; the indexer asks again when it restarts');
@@ -65,8 +86,22 @@ export class IndexBuildQueue {
     if (previous) clearInterval(previous.timer);
     const timer = setInterval(() => void this.report(key, jobId, tenantId, request, send), this.pollMs);
     timer.unref();
-    this.followed.set(key, { jobId, timer });
+    this.followed.set(key, { jobId, build, timer });
     await this.report(key, jobId, tenantId, request, send);
+  }
+
+  /** Cancels a superseded build's job and stops following it (a job that already ended is left as it is). */
+  private async cancel(key: string, jobId: string, log: Logger): Promise<void> {
+    const followed = this.followed.get(key);
+    if (followed) clearInterval(followed.timer);
+    this.followed.delete(key);
+    try {
+      const job = await this.queue.cancel(jobId);
+      log.info({ jobId, state: job.state }, 'superseded index build cancelled');
+    } catch (error) {
+      // Its worker finishes it and writes a snapshot the indexer never adopts: wasted work, never a wrong index.
+      log.warn({ err: error, jobId }, 'could not cancel a superseded index build');
+    }
   }
 
   close(): void {
@@ -110,4 +145,13 @@ export class IndexBuildQueue {
       final,
     });
   }
+}
+
+/**
+ * One waiting job per build, not per index: a request made again (the tenant restarted) is that job, but a
+ * newer build is never folded into a waiting older one, whose snapshot the indexer would not adopt. Hashed:
+ * the index's key alone can pass the queue's 256 characters (an index name may have 200).
+ */
+function buildDedupeKey(indexKey: string, build: string): string {
+  return `index-build:${createHash('sha256').update(indexKey).digest('hex')}/${build}`;
 }
