@@ -9,11 +9,13 @@ terraform {
 locals {
   host_ids = [for i in range(var.hosts) : "host-${i + 1}"]
   # One port block per use: hosts' internal API base+1.., gateways base+101.., gateways' health checks
-  # base+151.., the worker base+201, hosts' relays (mutual TLS, what gateways reach) base+301..
+  # base+151.., the worker base+201, hosts' relays (mutual TLS, what gateways reach) base+301.., gateways'
+  # RavenDB TCP listeners base+401..
   host_port    = { for i, id in local.host_ids : id => var.base_port + 1 + i }
   relay_port   = { for i, id in local.host_ids : id => var.base_port + 301 + i }
   gateway_port = { for i in range(var.gateways) : "gateway-${i + 1}" => var.base_port + 101 + i }
   health_port  = { for i in range(var.gateways) : "gateway-${i + 1}" => var.base_port + 151 + i }
+  raven_port   = { for i in range(var.gateways) : "gateway-${i + 1}" => var.base_port + 401 + i }
 }
 
 module "sizing" {
@@ -56,6 +58,7 @@ module "gateway" {
   listen_address   = "127.0.0.1"
   port             = each.value
   health_port      = local.health_port[each.key]
+  raven_tcp_port   = local.raven_port[each.key]
   data_dir         = "${var.root_dir}/${each.key}/data"
   config_dir       = "${var.root_dir}/${each.key}/etc"
   secrets_env_file = "${var.root_dir}/secrets.env"

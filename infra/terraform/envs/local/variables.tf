@@ -37,7 +37,7 @@ variable "tenants" {
 }
 
 variable "base_port" {
-  description = "Ports: hosts base+1.., gateways base+101.., gateways' health checks base+151.., the worker base+201, hosts' relays base+301.."
+  description = "Ports: hosts base+1.., gateways base+101.., gateways' health checks base+151.., the worker base+201, hosts' relays base+301.., gateways' RavenDB TCP listeners base+401.."
   type        = number
   default     = 19000
 }

@@ -160,6 +160,7 @@ module "gateway" {
   instance_profile_arn = module.iam.instance_profile_arns.gateway
   user_data            = module.gateway_config.user_data
   health_check_port    = module.gateway_config.health_port
+  raven_tcp_port       = module.gateway_config.raven_tcp_port
   kms_key_arn          = module.storage.platform_kms_key_arn
   deletion_protection  = var.environment == "prod"
   access_logs_bucket   = module.storage.logs_bucket_name

@@ -52,6 +52,53 @@ resource "aws_lb_listener" "https_passthrough" {
   }
 }
 
+# The official RavenDB client's subscription worker: GET /info/remote-task/tcp names this port on the name
+# the client used, so the load balancer listens on the gateways' own port. TCP through, as for HTTPS.
+resource "aws_lb_target_group" "raven_tcp" {
+  count                = var.raven_tcp_port == null ? 0 : 1
+  name                 = "${var.name}-gw-raven"
+  port                 = var.raven_tcp_port
+  protocol             = "TCP"
+  target_type          = "instance"
+  vpc_id               = var.vpc_id
+  preserve_client_ip   = true
+  deregistration_delay = 30
+  tags                 = var.tags
+
+  health_check {
+    protocol            = "HTTP"
+    port                = tostring(var.health_check_port)
+    path                = "/healthz"
+    matcher             = "200"
+    interval            = 10
+    healthy_threshold   = 3
+    unhealthy_threshold = 3
+  }
+}
+
+resource "aws_lb_listener" "raven_tcp_passthrough" {
+  count             = var.raven_tcp_port == null ? 0 : 1
+  load_balancer_arn = aws_lb.this.arn
+  port              = var.raven_tcp_port
+  protocol          = "TCP"
+  tags              = var.tags
+
+  default_action {
+    type             = "forward"
+    target_group_arn = aws_lb_target_group.raven_tcp[0].arn
+  }
+}
+
+resource "aws_vpc_security_group_ingress_rule" "raven_tcp_clients" {
+  for_each          = var.raven_tcp_port == null ? toset([]) : toset(var.allowed_cidrs)
+  security_group_id = module.fleet.security_group_id
+  description       = "RavenDB TCP clients (the NLB preserves their address)"
+  ip_protocol       = "tcp"
+  from_port         = var.raven_tcp_port
+  to_port           = var.raven_tcp_port
+  cidr_ipv4         = each.value
+}
+
 resource "aws_vpc_security_group_ingress_rule" "clients" {
   for_each          = toset(var.allowed_cidrs)
   security_group_id = module.fleet.security_group_id
@@ -87,7 +134,7 @@ module "fleet" {
   min_size             = var.min_size
   max_size             = var.max_size
   desired_capacity     = var.desired_capacity
-  target_group_arns    = [aws_lb_target_group.gateway.arn]
+  target_group_arns    = concat([aws_lb_target_group.gateway.arn], aws_lb_target_group.raven_tcp[*].arn)
   health_check_type    = "ELB"
   kms_key_arn          = var.kms_key_arn
   tags                 = var.tags

@@ -52,6 +52,12 @@ variable "health_check_port" {
   default     = 8444
 }
 
+variable "raven_tcp_port" {
+  description = "The gateways' RavenDB TCP port (ROOKERY_RAVEN_TCP_PORT, node-config's raven_tcp_port): the load balancer listens on the same port and passes TCP through, since the gateway names its own port to the client. Null: no listener."
+  type        = number
+  default     = 38888
+}
+
 variable "host_relay_port" {
   description = "The hosts' relay port (ROOKERY_HOST_RELAY_PORT): gateways reach tenants through it over mutual TLS."
   type        = number

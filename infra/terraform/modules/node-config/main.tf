@@ -17,7 +17,8 @@ locals {
       "ROOKERY_GATEWAY_TWO_FACTOR_MAX_ATTEMPTS", "ROOKERY_GATEWAY_TWO_FACTOR_WINDOW_SECONDS",
       "ROOKERY_GATEWAY_ROUTING", "ROOKERY_GATEWAY_PLACEMENT_CACHE_MS", "ROOKERY_GATEWAY_RELAY_TIMEOUT_MS",
       "ROOKERY_GATEWAY_SHARE_LIMITS", "ROOKERY_GATEWAY_HEARTBEAT_MS", "ROOKERY_GATEWAY_HEARTBEAT_TTL_MS",
-      "ROOKERY_CONSOLE_DIR", "ROOKERY_GATEWAY_HEALTH_PORT",
+      "ROOKERY_CONSOLE_DIR", "ROOKERY_GATEWAY_HEALTH_PORT", "ROOKERY_RAVEN_TCP_PORT",
+      "ROOKERY_RAVEN_TCP_NEGOTIATION_TIMEOUT_MS",
     ]
     host = [
       "ROOKERY_DATA", "ROOKERY_HOST_ADDRESS", "ROOKERY_HOST_PORT", "ROOKERY_INTERNAL_TOKEN", "ROOKERY_LOG_LEVEL",
@@ -93,6 +94,8 @@ locals {
       },
       var.host_url == null ? {} : { ROOKERY_HOST_URL = var.host_url },
       var.health_port == null ? {} : { ROOKERY_GATEWAY_HEALTH_PORT = tostring(var.health_port) },
+      # The official RavenDB client's subscription worker speaks RavenDB's TCP protocol on this port.
+      { ROOKERY_RAVEN_TCP_PORT = var.raven_tcp_port == null ? "off" : tostring(var.raven_tcp_port) },
     )
     host = {
       ROOKERY_HOST_ADDRESS       = var.listen_address

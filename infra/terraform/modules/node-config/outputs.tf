@@ -28,6 +28,11 @@ output "health_port" {
   value       = var.role == "gateway" ? var.health_port : null
 }
 
+output "raven_tcp_port" {
+  description = "Gateway: the port of the RavenDB TCP listener, which its load balancer passes through; null for other roles or when off."
+  value       = var.role == "gateway" ? var.raven_tcp_port : null
+}
+
 output "secret_files" {
   description = "The files the node reads from its role's secret (`files`), by where they are written (the data directory) → their name in the secret. Never rendered: the boot script writes them (and refuses to finish without them), a local fleet's harness copies them."
   value       = { for name in local.secret_files[var.role] : "${var.data_dir}/${name}" => name }

@@ -95,6 +95,17 @@ variable "health_port" {
   }
 }
 
+variable "raven_tcp_port" {
+  description = "Gateway only: ROOKERY_RAVEN_TCP_PORT, the TLS port where the official RavenDB client's subscription worker speaks RavenDB's TCP protocol (services/gateway/README.md). Null: off (the gateway answers GET /info/remote-task/tcp with 501 RavenTcpNotSupported)."
+  type        = number
+  default     = 38888
+
+  validation {
+    condition     = var.raven_tcp_port == null || (var.raven_tcp_port >= 1 && var.raven_tcp_port <= 65535)
+    error_message = "The RavenDB TCP port is between 1 and 65535."
+  }
+}
+
 variable "server_names" {
   description = "Gateway only: the names its server certificate is issued for (ROOKERY_GATEWAY_NAMES)."
   type        = list(string)

@@ -102,7 +102,7 @@ async function freeBasePort(): Promise<number> {
     const base = 20_000 + 1000 * Math.floor(Math.random() * 40);
     const offsets = [
       ...Array.from({ length: HOSTS }, (_, i) => [1 + i, 301 + i]).flat(),
-      ...Array.from({ length: GATEWAYS }, (_, i) => [101 + i, 151 + i]).flat(),
+      ...Array.from({ length: GATEWAYS }, (_, i) => [101 + i, 151 + i, 401 + i]).flat(),
       201,
     ];
     const clash = await firstPortInUse(

@@ -35,7 +35,30 @@ describe('gateway: a network load balancer passing TCP:443 through', async () =>
     expect(listener.protocol).toBe('TCP');
     expect(listener.certificate_arn).toBeUndefined();
     expect(nested(listener, 'default_action').type).toBe('forward');
-    expect(Object.keys(gateway.resource.aws_lb_listener ?? {})).toEqual(['https_passthrough']);
+    expect(Object.keys(gateway.resource.aws_lb_listener ?? {}).sort()).toEqual([
+      'https_passthrough',
+      'raven_tcp_passthrough',
+    ]);
+  });
+
+  it("passes the RavenDB TCP port through on the gateways' own port, the one node-config renders", async () => {
+    // GET /info/remote-task/tcp names the gateway's own port on the client's host name: the load balancer
+    // must listen on that same port.
+    const listener = only(gateway.resource, 'aws_lb_listener', 'raven_tcp_passthrough');
+    expect(listener.port).toBe(ref('var.raven_tcp_port'));
+    expect(listener.protocol).toBe('TCP');
+    expect(listener.certificate_arn).toBeUndefined();
+    const group = only(gateway.resource, 'aws_lb_target_group', 'raven_tcp');
+    expect(group).toMatchObject({ protocol: 'TCP', preserve_client_ip: true });
+    expect(group.port).toBe(ref('var.raven_tcp_port'));
+    expect(single(gateway.variable, 'raven_tcp_port').default).toBe(38888);
+    expect(single(gateway.module, 'fleet').target_group_arns).toBe(
+      ref('concat([aws_lb_target_group.gateway.arn], aws_lb_target_group.raven_tcp[*].arn)'),
+    );
+    const deployment = await loadModule('modules/deployment');
+    expect(single(deployment.module, 'gateway').raven_tcp_port).toBe(
+      ref('module.gateway_config.raven_tcp_port'),
+    );
   });
 
   it('is a network load balancer whose targets keep the client address', () => {

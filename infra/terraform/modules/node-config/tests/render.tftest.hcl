@@ -22,6 +22,10 @@ run "gateway_renders_only_variables_the_gateway_reads" {
     error_message = "The gateway listens on 8443 (the load balancer's 443 passes through to it) with its certificate names."
   }
   assert {
+    condition     = output.environment.ROOKERY_RAVEN_TCP_PORT == "38888" && output.raven_tcp_port == 38888
+    error_message = "The gateway serves RavenDB's TCP protocol on 38888, the port its load balancer passes through."
+  }
+  assert {
     condition     = output.env_file.path == "/etc/rookery/gateway.env" && strcontains(output.env_file.content, "\nROOKERY_GATEWAY_HOST=0.0.0.0\n")
     error_message = "The env file is /etc/rookery/gateway.env with one KEY=value line per variable."
   }
