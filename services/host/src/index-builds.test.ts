@@ -219,9 +219,9 @@ describe('a change that supersedes a replacement a worker is building', () => {
     );
     expect((await tenant.call('POST', '/databases/shop/bulk_docs', { Commands: more })).status).toBe(201);
     expect(await countOf(tenant, 'shop', 'even')).toBe(NOTES / 2);
-    // A slow worker (50 documents/s from the job's start): a build takes 24 seconds, long enough to be
-    // superseded while it runs.
-    await startWorker(tmp.dir, mirror, { ROOKERY_INDEX_BUILD_MAX_DOCS_PER_S: '50' });
+    // A slow worker (20 documents/s from a build's first batch, however long its restore took): a build
+    // indexes for 60 seconds, so the replacement is still building when the next change supersedes it.
+    await startWorker(tmp.dir, mirror, { ROOKERY_INDEX_BUILD_MAX_DOCS_PER_S: '20' });
 
     expect((await tenant.call('PUT', '/databases/shop/indexes', v2)).status).toBe(201);
     const building = await statsUntil(

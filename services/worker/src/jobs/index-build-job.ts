@@ -29,7 +29,9 @@ export function indexBuildJobHandler(deps: IndexBuildJobDependencies): JobHandle
     const log = context.log.child({ db: database, index: definition.Name });
     const tenant = tenantDirectoryName(job.tenantId);
     const reporter = new JobReporter(job, database, context, log, deps.metrics, null);
-    const started = performance.now();
+    // The rate paces the indexing from its first batch, not from the job's start: a restore that took long
+    // must not leave budget that lets the build then run unpaced.
+    let pacedFrom: number | undefined;
     log.info({ build }, 'index build started');
     try {
       const outcome = await buildIndexOnMirror({
@@ -50,8 +52,9 @@ export function indexBuildJobHandler(deps: IndexBuildJobDependencies): JobHandle
             targetEtag: progress.targetEtag,
           });
           if (deps.maxDocumentsPerSecond > 0) {
+            pacedFrom ??= performance.now();
             const due =
-              (progress.documents / deps.maxDocumentsPerSecond) * 1000 - (performance.now() - started);
+              (progress.documents / deps.maxDocumentsPerSecond) * 1000 - (performance.now() - pacedFrom);
             if (due > 0) await sleep(due, undefined, { signal: context.signal });
           }
         },
