@@ -40,6 +40,7 @@ export {
   type ServerCertificateOptions,
   type ServiceCertificateOptions,
 } from './issue.js';
+export { DEFAULT_KEY_TYPE, KEY_TYPES, type KeyType } from './keys.js';
 export { type Pkcs12Options, toPkcs12 } from './pkcs12.js';
 export { loadOrCreateMasterKey, openSecret, sealSecret } from './sealed-secret.js';
 export { serviceOf } from './service-identity.js';

@@ -68,6 +68,62 @@ describe('issueClientCertificate', () => {
     expect(asServer.code).not.toBe(0);
   });
 
+  it.each([
+    ['rsa-2048', 2048],
+    ['rsa-3072', 3072],
+  ] as const)(
+    'issues a %s key as PKCS#1 (RSA PRIVATE KEY), signed by the ECDSA CA',
+    async (keyType, bits) => {
+      const issued = await issueClientCertificate(ca, {
+        principalId: 'prn_rsa',
+        tenantId: 'acme',
+        kind: 'program',
+        name: 'RavenDB client',
+        validDays: 30,
+        keyType,
+      });
+      // The one PEM block the official RavenDB client reads, and nothing else in the file.
+      expect(issued.keyPem).toMatch(
+        /^-----BEGIN RSA PRIVATE KEY-----\n[A-Za-z0-9+/=\n]+-----END RSA PRIVATE KEY-----\n$/,
+      );
+      const key = createPrivateKey(issued.keyPem);
+      expect(key.asymmetricKeyType).toBe('rsa');
+      expect(key.asymmetricKeyDetails?.modulusLength).toBe(bits);
+      const cert = new X509Certificate(issued.certPem);
+      expect(cert.publicKey.asymmetricKeyType).toBe('rsa');
+      expect(cert.checkPrivateKey(key)).toBe(true);
+      expect(cert.checkIssued(new X509Certificate(ca.certPem))).toBe(true);
+      expect(cert.verify(new X509Certificate(ca.certPem).publicKey)).toBe(true);
+      const verified = await opensslVerify(issued.certPem, 'sslclient');
+      expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+    },
+  );
+
+  it('keeps ECDSA P-256 in PKCS#8 as the default key', async () => {
+    const options = { principalId: 'p', tenantId: 't', kind: 'program', name: 'n', validDays: 1 } as const;
+    for (const issued of [
+      await issueClientCertificate(ca, options),
+      await issueClientCertificate(ca, { ...options, keyType: 'ecdsa-p256' }),
+    ]) {
+      expect(issued.keyPem).toMatch(/^-----BEGIN PRIVATE KEY-----\n/);
+      const key = createPrivateKey(issued.keyPem);
+      expect(key.asymmetricKeyType).toBe('ec');
+      expect(key.asymmetricKeyDetails?.namedCurve).toBe('prime256v1');
+    }
+  });
+
+  it('refuses a key type it does not make', async () => {
+    const options = { principalId: 'p', tenantId: 't', kind: 'program', name: 'n', validDays: 1 } as const;
+    for (const keyType of ['rsa-1024', 'rsa', 'ed25519', ''] as const) {
+      await expect(
+        issueClientCertificate(ca, { ...options, keyType: keyType as 'rsa-2048' }),
+      ).rejects.toMatchObject({
+        code: 'InvalidCertificateRequest',
+        message: expect.stringContaining('ecdsa-p256, rsa-2048, rsa-3072'),
+      });
+    }
+  });
+
   it('gives every certificate its own key and serial', async () => {
     const options = { principalId: 'p', tenantId: 't', kind: 'program', name: 'n', validDays: 1 } as const;
     const issued = await Promise.all(Array.from({ length: 8 }, () => issueClientCertificate(ca, options)));

@@ -1,6 +1,7 @@
 // Issues leaf certificates from the CA: client certificates that carry a principal's
 // identity (see identity-encoding.ts) and server certificates for the gateway. Every leaf
-// gets its own fresh ECDSA P-256 key, a random 16-byte serial and a SHA-256 thumbprint,
+// gets its own fresh key (ECDSA P-256; a client certificate may ask for RSA, keys.ts), a random
+// 16-byte serial and a SHA-256 thumbprint,
 // which is what the control store records (CertificateRecord) and revocation keys on.
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
@@ -26,7 +27,7 @@ import {
   type ServiceKind,
   URN_SERVICE,
 } from './identity-encoding.js';
-import { generateKeyPair } from './keys.js';
+import { generateKeyPair, type KeyType } from './keys.js';
 import { x509 } from './x509.js';
 
 const DAY_MS = 86_400_000;
@@ -34,7 +35,10 @@ const DNS_NAME = /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-
 
 export interface IssuedCertificate {
   certPem: string;
-  /** The leaf's private key (PKCS#8 PEM). Handed to the principal once; never stored by the CA. */
+  /**
+   * The leaf's private key: PKCS#8 PEM, or PKCS#1 (`RSA PRIVATE KEY`) for an RSA key. Handed to the
+   * principal once; never stored by the CA.
+   */
   keyPem: string;
   /** Serial number, lower-case hex. */
   serial: string;
@@ -53,6 +57,8 @@ export interface ClientCertificateOptions {
   /** Human name, written as the subject CN (1 to 64 characters). */
   name: string;
   validDays: number;
+  /** The leaf's key: ECDSA P-256 by default; RSA for clients that read only PKCS#1 RSA keys (RavenDB's). */
+  keyType?: KeyType;
 }
 
 export interface ServerCertificateOptions {
@@ -97,6 +103,7 @@ export async function issueClientCertificate(
     validDays: assertValidDays(options.validDays),
     subjectAltNames: identityUris({ principalId, tenantId, kind }).map((value) => ({ type: 'url', value })),
     extendedKeyUsage: [EKU_CLIENT_AUTH],
+    keyType: options.keyType,
   });
 }
 
@@ -194,11 +201,12 @@ interface LeafSpec {
   validDays: number;
   subjectAltNames: x509.JsonGeneralName[];
   extendedKeyUsage: string[];
+  keyType?: KeyType | undefined;
 }
 
 async function issueLeaf(ca: CertificateAuthority, spec: LeafSpec): Promise<IssuedCertificate> {
   const signer = signerOf(ca);
-  const keys = await generateKeyPair();
+  const keys = await generateKeyPair(spec.keyType);
   const serial = randomSerial();
   const now = Date.now();
   const notBefore = toCertificateTime(Math.max(now - BACKDATE_MS, ca.notBefore));

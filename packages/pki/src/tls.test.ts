@@ -70,6 +70,29 @@ describe('mutual TLS with certificates from the CA', () => {
     });
   });
 
+  it('lets a client in with an RSA certificate (PKCS#1 key) issued by the ECDSA CA', async () => {
+    const srv = await server();
+    const client = await issueClientCertificate(ca, {
+      principalId: 'prn_rsa',
+      tenantId: 'acme',
+      kind: 'program',
+      name: 'rsa client',
+      validDays: 1,
+      keyType: 'rsa-2048',
+    });
+    // As the official RavenDB client hands them over with type 'pem': the RSA PRIVATE KEY block as `key`.
+    const result = await connect({
+      host: '127.0.0.1',
+      servername: 'localhost',
+      port: srv.port,
+      ca: [ca.certPem],
+      cert: client.certPem,
+      key: client.keyPem,
+    });
+    expect(result.error).toBeNull();
+    expect(JSON.parse(result.data)).toMatchObject({ principalId: 'prn_rsa', thumbprint: client.thumbprint });
+  });
+
   it('lets an operator in with tenantId null', async () => {
     const srv = await server();
     const operator = await issueClientCertificate(ca, {
