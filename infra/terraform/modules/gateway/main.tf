@@ -1,5 +1,6 @@
-# The public entry: a network load balancer passing TCP:443 through untouched (so mutual TLS ends at
-# the gateway, which sees the client's certificate), and the gateways' auto-scaling group behind it.
+# The public entry: a network load balancer passing TCP:443 and the RavenDB TCP port through untouched
+# (so mutual TLS ends at the gateway, which sees the client's certificate), and the gateways'
+# auto-scaling group behind it.
 
 resource "aws_lb" "this" {
   name                             = "${var.name}-gw"
@@ -17,9 +18,23 @@ resource "aws_lb" "this" {
   }
 }
 
+locals {
+  # What the load balancer passes through untouched, by name: the port it listens on, and the gateways'
+  # port it forwards to. HTTPS listens on 443. The official RavenDB client's subscription worker is told
+  # the gateway's own TCP port on the name it used (GET /info/remote-task/tcp), so that one listens on
+  # the gateways' port itself.
+  passthrough = merge(
+    { https = { name = "${var.name}-gw", listen = 443, target = var.gateway_port } },
+    var.raven_tcp_port == null ? {} : {
+      raven_tcp = { name = "${var.name}-gw-raven", listen = var.raven_tcp_port, target = var.raven_tcp_port }
+    },
+  )
+}
+
 resource "aws_lb_target_group" "gateway" {
-  name                 = "${var.name}-gw"
-  port                 = var.gateway_port
+  for_each             = local.passthrough
+  name                 = each.value.name
+  port                 = each.value.target
   protocol             = "TCP"
   target_type          = "instance"
   vpc_id               = var.vpc_id
@@ -27,7 +42,7 @@ resource "aws_lb_target_group" "gateway" {
   deregistration_delay = 30
   tags                 = var.tags
 
-  # The HTTPS port asks every client for a certificate: the check has a plain HTTP port of its own.
+  # The gateways' ports ask every client for a certificate: the check has a plain HTTP port of its own.
   health_check {
     protocol            = "HTTP"
     port                = tostring(var.health_check_port)
@@ -40,53 +55,28 @@ resource "aws_lb_target_group" "gateway" {
 }
 
 # TCP, not TLS: the load balancer never holds the server key and never terminates the client's TLS.
-resource "aws_lb_listener" "https_passthrough" {
+resource "aws_lb_listener" "passthrough" {
+  for_each          = local.passthrough
   load_balancer_arn = aws_lb.this.arn
-  port              = 443
+  port              = each.value.listen
   protocol          = "TCP"
   tags              = var.tags
 
   default_action {
     type             = "forward"
-    target_group_arn = aws_lb_target_group.gateway.arn
+    target_group_arn = aws_lb_target_group.gateway[each.key].arn
   }
 }
 
-# The official RavenDB client's subscription worker: GET /info/remote-task/tcp names this port on the name
-# the client used, so the load balancer listens on the gateways' own port. TCP through, as for HTTPS.
-resource "aws_lb_target_group" "raven_tcp" {
-  count                = var.raven_tcp_port == null ? 0 : 1
-  name                 = "${var.name}-gw-raven"
-  port                 = var.raven_tcp_port
-  protocol             = "TCP"
-  target_type          = "instance"
-  vpc_id               = var.vpc_id
-  preserve_client_ip   = true
-  deregistration_delay = 30
-  tags                 = var.tags
-
-  health_check {
-    protocol            = "HTTP"
-    port                = tostring(var.health_check_port)
-    path                = "/healthz"
-    matcher             = "200"
-    interval            = 10
-    healthy_threshold   = 3
-    unhealthy_threshold = 3
-  }
+# Deployments made before the RavenDB port keep their HTTPS target group and listener.
+moved {
+  from = aws_lb_target_group.gateway
+  to   = aws_lb_target_group.gateway["https"]
 }
 
-resource "aws_lb_listener" "raven_tcp_passthrough" {
-  count             = var.raven_tcp_port == null ? 0 : 1
-  load_balancer_arn = aws_lb.this.arn
-  port              = var.raven_tcp_port
-  protocol          = "TCP"
-  tags              = var.tags
-
-  default_action {
-    type             = "forward"
-    target_group_arn = aws_lb_target_group.raven_tcp[0].arn
-  }
+moved {
+  from = aws_lb_listener.https_passthrough
+  to   = aws_lb_listener.passthrough["https"]
 }
 
 resource "aws_vpc_security_group_ingress_rule" "raven_tcp_clients" {
@@ -134,7 +124,7 @@ module "fleet" {
   min_size             = var.min_size
   max_size             = var.max_size
   desired_capacity     = var.desired_capacity
-  target_group_arns    = concat([aws_lb_target_group.gateway.arn], aws_lb_target_group.raven_tcp[*].arn)
+  target_group_arns    = [for group in aws_lb_target_group.gateway : group.arn]
   health_check_type    = "ELB"
   kms_key_arn          = var.kms_key_arn
   tags                 = var.tags

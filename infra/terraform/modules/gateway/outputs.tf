@@ -10,7 +10,7 @@ output "load_balancer_arn_suffix" {
 
 output "target_group_arn_suffix" {
   description = "For CloudWatch alarms."
-  value       = aws_lb_target_group.gateway.arn_suffix
+  value       = aws_lb_target_group.gateway["https"].arn_suffix
 }
 
 output "security_group_id" {

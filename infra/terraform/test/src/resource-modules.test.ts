@@ -29,31 +29,31 @@ const NVME_FAMILIES =
 describe('gateway: a network load balancer passing TCP:443 through', async () => {
   const gateway = await loadModule('modules/gateway');
 
+  // Both passthroughs (HTTPS, and RavenDB's TCP protocol for the official client's subscription worker) come
+  // from one map, local.passthrough: each is a TCP listener and a target group of its own.
+  const passthrough = String(locals(gateway).passthrough);
+
   it('listens on TCP 443 and forwards to the gateways: mutual TLS ends at the gateway', () => {
-    const listener = only(gateway.resource, 'aws_lb_listener', 'https_passthrough');
-    expect(listener.port).toBe(443);
+    expect(passthrough).toContain('listen = 443, target = var.gateway_port }');
+    const listener = only(gateway.resource, 'aws_lb_listener', 'passthrough');
+    expect(listener.for_each).toBe(ref('local.passthrough'));
+    expect(listener.port).toBe(ref('each.value.listen'));
     expect(listener.protocol).toBe('TCP');
     expect(listener.certificate_arn).toBeUndefined();
-    expect(nested(listener, 'default_action').type).toBe('forward');
-    expect(Object.keys(gateway.resource.aws_lb_listener ?? {}).sort()).toEqual([
-      'https_passthrough',
-      'raven_tcp_passthrough',
-    ]);
+    expect(nested(listener, 'default_action')).toMatchObject({
+      type: 'forward',
+      target_group_arn: ref('aws_lb_target_group.gateway[each.key].arn'),
+    });
+    expect(Object.keys(gateway.resource.aws_lb_listener ?? {})).toEqual(['passthrough']);
   });
 
   it("passes the RavenDB TCP port through on the gateways' own port, the one node-config renders", async () => {
     // GET /info/remote-task/tcp names the gateway's own port on the client's host name: the load balancer
     // must listen on that same port.
-    const listener = only(gateway.resource, 'aws_lb_listener', 'raven_tcp_passthrough');
-    expect(listener.port).toBe(ref('var.raven_tcp_port'));
-    expect(listener.protocol).toBe('TCP');
-    expect(listener.certificate_arn).toBeUndefined();
-    const group = only(gateway.resource, 'aws_lb_target_group', 'raven_tcp');
-    expect(group).toMatchObject({ protocol: 'TCP', preserve_client_ip: true });
-    expect(group.port).toBe(ref('var.raven_tcp_port'));
+    expect(passthrough).toContain('listen = var.raven_tcp_port, target = var.raven_tcp_port }');
     expect(single(gateway.variable, 'raven_tcp_port').default).toBe(38888);
     expect(single(gateway.module, 'fleet').target_group_arns).toBe(
-      ref('concat([aws_lb_target_group.gateway.arn], aws_lb_target_group.raven_tcp[*].arn)'),
+      ref('[for group in aws_lb_target_group.gateway : group.arn]'),
     );
     const deployment = await loadModule('modules/deployment');
     expect(single(deployment.module, 'gateway').raven_tcp_port).toBe(
@@ -66,9 +66,10 @@ describe('gateway: a network load balancer passing TCP:443 through', async () =>
     expect(lb.load_balancer_type).toBe('network');
     expect(nested(lb, 'access_logs').enabled).toBe(true);
     const group = only(gateway.resource, 'aws_lb_target_group', 'gateway');
+    expect(group.for_each).toBe(ref('local.passthrough'));
     expect(group.protocol).toBe('TCP');
     expect(group.preserve_client_ip).toBe(true);
-    expect(group.port).toBe(ref('var.gateway_port'));
+    expect(group.port).toBe(ref('each.value.target'));
   });
 
   it("health-checks GET /healthz over HTTP on the gateways' own health port, the one node-config renders", async () => {
