@@ -1,7 +1,11 @@
 // GET /control/hosts: the fleet's hosts as the control store records them, for operators only.
 import type { Principal } from '@rookery/control-store';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type ControlApiHarness, startControlApi } from '../test-fixtures/control-api.js';
+import {
+  type ControlApiHarness,
+  startControlApi,
+  withOperatorAndAcme,
+} from '../test-fixtures/control-api.js';
 
 let h: ControlApiHarness;
 let operator: Principal;
@@ -10,19 +14,7 @@ let reader: Principal;
 
 beforeEach(async () => {
   h = await startControlApi();
-  await h.store.createTenant({ id: 'acme', name: 'Acme' });
-  operator = await h.store.createPrincipal({
-    tenantId: null,
-    kind: 'program',
-    name: 'ops',
-    role: { kind: 'operator' },
-  });
-  admin = await h.store.createPrincipal({
-    tenantId: 'acme',
-    kind: 'program',
-    name: 'acme-admin',
-    role: { kind: 'tenant-admin' },
-  });
+  ({ operator, admin } = await withOperatorAndAcme(h));
   reader = await h.store.createPrincipal({
     tenantId: 'acme',
     kind: 'program',

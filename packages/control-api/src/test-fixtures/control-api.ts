@@ -65,3 +65,26 @@ export async function startControlApi(): Promise<ControlApiHarness> {
     },
   };
 }
+
+/**
+ * What most API tests start from: an operator, and the tenant `acme` with its tenant admin
+ * (`acme-admin`). Tests add their own tenants and principals after.
+ */
+export async function withOperatorAndAcme(
+  h: ControlApiHarness,
+): Promise<{ operator: Principal; admin: Principal }> {
+  await h.store.createTenant({ id: 'acme', name: 'Acme' });
+  const operator = await h.store.createPrincipal({
+    tenantId: null,
+    kind: 'program',
+    name: 'ops',
+    role: { kind: 'operator' },
+  });
+  const admin = await h.store.createPrincipal({
+    tenantId: 'acme',
+    kind: 'program',
+    name: 'acme-admin',
+    role: { kind: 'tenant-admin' },
+  });
+  return { operator, admin };
+}
