@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Database } from '../database.js';
 import { dumpIndexFile } from '../test-fixtures/index-dump.js';
-import { BULK_BUILD_META_KEY } from './bulk-build.js';
+import { BULK_BUILD_META_KEY, TERMS_STAGING_TABLE } from './bulk-build.js';
 import { DatabaseIndexer } from './database-indexer.js';
 import { INDEXES_DIRECTORY, indexFileName } from './index-file.js';
 
@@ -95,6 +95,25 @@ const bulkStateOf = (file: string) => {
   }
 };
 
+/** Where a bulk build's rows are while it lasts: term rows staged, terms and posting lists not written yet. */
+const bulkRowsOf = (file: string) => {
+  const db = new BetterSqlite3(file, { readonly: true });
+  try {
+    const count = (table: string) =>
+      db.prepare('SELECT 1 FROM sqlite_schema WHERE name = ?').get(table) === undefined
+        ? null
+        : (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+    return {
+      staged: count(TERMS_STAGING_TABLE),
+      terms: count('terms'),
+      postings: count('fts_postings'),
+      ftsTokens: count('fts_tokens'),
+    };
+  } finally {
+    db.close();
+  }
+};
+
 describe('the first build of an index (bulk build)', () => {
   it.each([
     ['map', MAP_INDEX],
@@ -120,8 +139,18 @@ describe('the first build of an index (bulk build)', () => {
               cleanups.push(() => bulkIndexer.close());
               bulkIndexer.put(definition);
               bulkIndexer.runOnce();
-              // A first batch that did not reach the end leaves the file in its bulk build.
-              expect(bulkStateOf(fileOf(bulk.dir, definition))).toBe(initial.length > batchSize);
+              // A first batch that did not reach the end leaves the file in its bulk build: its term rows
+              // staged (unindexed), no rows in terms, no posting lists (made from FTS5 at the end), while
+              // each entry's tokens are kept as they come.
+              const file = fileOf(bulk.dir, definition);
+              expect(bulkStateOf(file)).toBe(initial.length > batchSize);
+              if (initial.length > batchSize) {
+                const rows = bulkRowsOf(file);
+                expect(rows.staged).toBeGreaterThan(0);
+                expect(rows.terms).toBe(0);
+                expect(rows.postings).toBe(0);
+                if (definition === MAP_INDEX) expect(rows.ftsTokens).toBeGreaterThan(0);
+              }
               for (const c of changes) await applyChange(bulk.db, bulkIds, c);
               bulkIndexer.runUntilIdle();
 
@@ -144,6 +173,7 @@ describe('the first build of an index (bulk build)', () => {
               expect(built).toEqual(dumpIndexFile(fileOf(incremental.dir, definition)));
               expect(built.schema.map((o) => o.name)).toContain('terms_by_entry');
               expect(built.meta.map((m) => m.key)).not.toContain(BULK_BUILD_META_KEY);
+              expect(built.schema.map((o) => o.name)).not.toContain(TERMS_STAGING_TABLE);
             } finally {
               await clean(cleanups);
             }
@@ -192,6 +222,10 @@ describe('the first build of an index (bulk build)', () => {
     expect((await exited).signal).toBe('SIGKILL');
     const file = fileOf(dir, MAP_INDEX);
     expect(bulkStateOf(file)).toBe(true);
+    // What the killed build committed is staged: the restarted build moves it, and makes the lists.
+    const killed = bulkRowsOf(file);
+    expect(killed.staged).toBeGreaterThan(0);
+    expect(killed).toMatchObject({ terms: 0, postings: 0 });
 
     // The same documents built without a break, in a copy of the database.
     const whole = makeTempDir();

@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { z } from 'zod';
 
 /**
  * The first build of an index over existing documents (a new index, a reset, a changed definition,
@@ -11,30 +12,61 @@ import type BetterSqlite3 from 'better-sqlite3';
  * goes on with it (SQLite commits are atomic: nothing in between is ever seen).
  *
  * Deferred:
+ * - `terms` itself: the term rows are appended to an unindexed table, `terms_staging` (a rowid
+ *   table: each batch's rows land at its end), and inserted into `terms` once, sorted, at the end
+ *   (`INSERT … SELECT … ORDER BY`): the B-tree then grows by appending pages in key order instead
+ *   of taking every batch's rows all over it. The staging table is in the file, so a killed build
+ *   keeps what it committed; it is dropped at the end, before `terms_by_entry` is made (which
+ *   reuses its freed pages).
  * - `terms_by_entry` (terms by entry): the second B-tree of every term row. Made by one
  *   CREATE INDEX, which sorts all rows once, at the end.
  * - `term_counts`: one upsert per distinct term of each batch in random key order; at the end one
  *   `GROUP BY` over `terms`, which is already in (field, value) order, appends them in key order.
+ * - The full-text posting lists (`fts_postings`, fts-postings.ts): each batch would rewrite the
+ *   blocks of all its words. They are made at the end from the FTS5 table, one word after the
+ *   other, as for a file made before they existed. Each entry's tokens (`fts_tokens`) are still
+ *   written as they come: they are the entry's, not the word's.
+ *
+ * The meta value says which of these this build defers (`{ indexes, staged, lists }`): a build
+ * begun by a version that deferred less goes on as it began.
  *
  * A bulk build writes only new entries. Removing an entry that is already in the file (a
  * document changed while the build runs, or a reduce group that grows across batches) needs
- * both structures, so the writer finishes the bulk build first (`finish`), and the index goes
+ * what it deferred, so the writer finishes the bulk build first (`finish`), and the index goes
  * on incrementally.
  *
- * While a bulk build lasts the index is stale (it has not reached the documents' end): its
- * partial answers have no total counts of single terms, and entry seeks scan (no terms_by_entry).
+ * While a bulk build lasts the index answers nothing (query/index-reader.ts, inFirstBuild): it is
+ * stale, and its terms are not where queries read them.
  */
 export const BULK_BUILD_META_KEY = 'bulk_build';
+
+/** The unindexed table a bulk build appends its term rows to (moved into `terms` in key order at its end). */
+export const TERMS_STAGING_TABLE = 'terms_staging';
 
 /** The secondary B-trees a bulk build makes at its end (each is in the file's schema until then). */
 const DEFERRED_INDEXES = ['terms_by_entry'];
 
+/** What a bulk build deferred, as its meta value holds it (absent flags: a build begun before they existed). */
+const BulkStateSchema = z.object({
+  /** CREATE INDEX statements to run at the end. */
+  indexes: z.array(z.string()),
+  /** Term rows go to TERMS_STAGING_TABLE. */
+  staged: z.boolean().optional(),
+  /** The full-text posting lists are made at the end. */
+  lists: z.boolean().optional(),
+});
+type BulkState = z.infer<typeof BulkStateSchema>;
+
 export class BulkBuild {
   private readonly s;
-  /** True while the file is in its bulk build. */
-  private live: boolean;
+  /** The file's bulk build state while there is one. */
+  private state: BulkState | null;
 
-  constructor(private readonly db: BetterSqlite3.Database) {
+  /** `makeLists`: makes the full-text posting lists from the FTS5 table (inside finish's transaction). */
+  constructor(
+    private readonly db: BetterSqlite3.Database,
+    private readonly makeLists: (() => void) | null,
+  ) {
     this.s = {
       state: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
       setState: db.prepare<[string, string]>('INSERT INTO meta (key, value) VALUES (?, ?)'),
@@ -45,11 +77,21 @@ export class BulkBuild {
       anyTerm: db.prepare<[], { one: number }>('SELECT 1 AS one FROM terms LIMIT 1'),
       anyEntry: db.prepare<[], { one: number }>('SELECT 1 AS one FROM entries LIMIT 1'),
     };
-    this.live = this.s.state.get(BULK_BUILD_META_KEY) !== undefined;
+    this.state = this.read();
   }
 
   get active(): boolean {
-    return this.live;
+    return this.state !== null;
+  }
+
+  /** True while term rows go to TERMS_STAGING_TABLE instead of `terms`. */
+  get stagesTerms(): boolean {
+    return this.state?.staged === true;
+  }
+
+  /** True while the full-text posting lists wait for the end. */
+  get defersLists(): boolean {
+    return this.state?.lists === true;
   }
 
   /**
@@ -57,40 +99,58 @@ export class BulkBuild {
    * true if one is going on after the call.
    */
   beginIfEmpty(lastEtag: number): boolean {
-    if (this.live) return true;
+    if (this.state) return true;
     if (lastEtag !== 0 || this.s.anyEntry.get() || this.s.anyTerm.get()) return false;
-    const sql: string[] = [];
+    const indexes: string[] = [];
     for (const name of DEFERRED_INDEXES) {
       const row = this.s.indexSql.get(name);
       if (!row) continue;
-      sql.push(row.sql);
+      indexes.push(row.sql);
       this.db.exec(`DROP INDEX ${name}`);
     }
-    this.s.setState.run(BULK_BUILD_META_KEY, JSON.stringify({ indexes: sql }));
-    this.live = true;
+    this.db.exec(
+      `CREATE TABLE ${TERMS_STAGING_TABLE} (field INTEGER NOT NULL, value ANY NOT NULL, entry INTEGER NOT NULL) STRICT`,
+    );
+    const state: BulkState = { indexes, staged: true, lists: this.makeLists !== null };
+    this.s.setState.run(BULK_BUILD_META_KEY, JSON.stringify(state));
+    this.state = state;
     return true;
   }
 
   /**
-   * Makes what the build deferred and ends it (inside the caller's transaction): the terms'
-   * entry index, and the term counters from the terms.
+   * Makes what the build deferred and ends it (inside the caller's transaction): the terms from
+   * their staging table, the terms' entry index, the term counters from the terms, the posting lists.
    */
   finish(): void {
-    if (!this.live) return;
-    const row = this.s.state.get(BULK_BUILD_META_KEY);
-    const { indexes } = JSON.parse(String(row?.value ?? '{"indexes":[]}')) as { indexes: string[] };
-    for (const sql of indexes) this.db.exec(sql);
+    const state = this.state;
+    if (!state) return;
+    if (state.staged) {
+      // In key order: the B-tree is appended to, page after page. Rows are distinct (a bulk build
+      // writes new entries only, each term once per entry).
+      this.db.exec(
+        `INSERT INTO terms (field, value, entry)
+         SELECT field, value, entry FROM ${TERMS_STAGING_TABLE} ORDER BY field, value, entry;
+         DROP TABLE ${TERMS_STAGING_TABLE};`,
+      );
+    }
+    for (const sql of state.indexes) this.db.exec(sql);
     // The null term is a blob that sorts after every number and string: GROUP BY keeps it apart as well.
     this.db.exec(
       `INSERT INTO term_counts (field, value, count)
        SELECT field, value, count(*) FROM terms GROUP BY field, value`,
     );
+    if (state.lists) this.makeLists?.();
     this.s.dropState.run(BULK_BUILD_META_KEY);
-    this.live = false;
+    this.state = null;
   }
 
   /** After a rolled-back transaction: the file says again whether a bulk build goes on. */
   reload(): void {
-    this.live = this.s.state.get(BULK_BUILD_META_KEY) !== undefined;
+    this.state = this.read();
+  }
+
+  private read(): BulkState | null {
+    const row = this.s.state.get(BULK_BUILD_META_KEY);
+    return row ? BulkStateSchema.parse(JSON.parse(String(row.value))) : null;
   }
 }

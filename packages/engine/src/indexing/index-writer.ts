@@ -1,7 +1,7 @@
 import type { IndexDefinition } from '@rookery/protocol';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { MapResultRow, PreparedBatch } from './batch-preparer.js';
-import { BulkBuild } from './bulk-build.js';
+import { BulkBuild, TERMS_STAGING_TABLE } from './bulk-build.js';
 import { ChunkedInsert } from './chunked-insert.js';
 import { type EntryRows, EntryRowsBuilder } from './entry-rows.js';
 import { compareTerms, NULL_TERM, type TermValue } from './field-values.js';
@@ -52,6 +52,8 @@ export class IndexWriter {
   /** Term counter changes of the batch, per field id and value (the null term is the one NULL_TERM key). */
   private readonly deltas = new Map<number, Map<TermValue, number>>();
   private readonly insertTerms: ChunkedInsert;
+  /** Term rows of a bulk build, into its staging table (made on first use: the table exists only then). */
+  private stageTerms: ChunkedInsert | null = null;
   private readonly addCounts: ChunkedInsert;
   private entryDelta = 0;
   /** A map/reduce index's reduce (tenant code: in a sandbox for JavaScript), started on first use. */
@@ -77,7 +79,8 @@ export class IndexWriter {
     // Built here, on open, for a file made before the structure existed.
     this.suggest = SuggestStore.open(db, definition, this.fields);
     this.postings = FtsPostings.open(db, definition);
-    this.bulk = new BulkBuild(db);
+    const postings = this.postings;
+    this.bulk = new BulkBuild(db, postings ? () => postings.makeListsFromFts() : null);
     this.reduceRows = new EntryRowsBuilder(definition);
     const searchFields = searchFieldsOf(definition);
     this.searchColumns = searchFields.length;
@@ -176,6 +179,7 @@ export class IndexWriter {
       this.deltas.clear();
       this.entryDelta = 0;
       this.insertTerms.discard();
+      this.stageTerms?.discard();
       this.addCounts.discard();
       this.reduceRows.reset();
       this.suggest?.discard();
@@ -259,7 +263,7 @@ export class IndexWriter {
       if (any) this.s.insertFts.run(first + i, ...texts);
     }
     this.suggest?.addEntries(first, rows, columns);
-    this.postings?.addEntries(first, rows, columns);
+    this.postings?.addEntries(first, rows, columns, this.bulk.defersLists);
     for (const p of rows.points)
       this.s.insertSpatial.run(first + p.entry, this.fields.ensure(p.field), p.lat, p.lng);
     // Fields in id order, so the rows of the whole batch reach the terms B-tree in key order.
@@ -276,11 +280,12 @@ export class IndexWriter {
    * run's length (one update per distinct term, not per row).
    */
   private insertFieldTerms(field: number, terms: SortedTerms, first: number): void {
+    const insert = this.bulk.stagesTerms ? this.stagedTerms() : this.insertTerms;
     const insertSorted = (values: ArrayLike<number | string>, entries: Uint32Array) => {
       let runStart = 0;
       for (let i = 0; i < values.length; i++) {
         const value = values[i]!;
-        this.insertTerms.add(field, value, first + entries[i]!);
+        insert.add(field, value, first + entries[i]!);
         if (i + 1 === values.length || values[i + 1] !== value) {
           this.countDelta(field, value, i + 1 - runStart);
           runStart = i + 1;
@@ -289,9 +294,18 @@ export class IndexWriter {
     };
     insertSorted(terms.numbers, terms.numberEntries);
     insertSorted(terms.strings, terms.stringEntries);
-    for (const entry of terms.nullEntries) this.insertTerms.add(field, NULL_TERM, first + entry);
+    for (const entry of terms.nullEntries) insert.add(field, NULL_TERM, first + entry);
     if (terms.nullEntries.length > 0) this.countDelta(field, NULL_TERM, terms.nullEntries.length);
-    this.insertTerms.flush();
+    insert.flush();
+  }
+
+  /** The bulk build's term rows' insert, made on first use (its staging table exists only during the build). */
+  private stagedTerms(): ChunkedInsert {
+    this.stageTerms ??= new ChunkedInsert(
+      this.db,
+      `INSERT INTO ${TERMS_STAGING_TABLE} (field, value, entry) VALUES $rows`,
+    );
+    return this.stageTerms;
   }
 
   /** Adds to a term's pending counter change (an inserted term adds, a removed one subtracts). */
