@@ -24,11 +24,12 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
-import { generatePackages, type PackageDocument } from '@rookery/datagen';
 import { makeTempDir, startPostgres } from '@rookery/testkit';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { Pool } from 'undici';
+import { cpuByThread, cpuPerOperation } from './process-cpu.js';
+import { CONNECTIONS, concurrently, type Doc, putDocuments as documents, rookeryPuts } from './put-load.js';
 import { startServer } from './server-process.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -39,55 +40,12 @@ const arg = (name: string, fallback: number) => {
 const PUTS = arg('puts', 40_000);
 const BULK = arg('bulk', 200_000);
 const SEED = arg('seed', 1);
-const CONNECTIONS = 64;
 const WARMUP_PUTS = 5_000;
 const WARMUP_BULK = 5_000;
 const SAMPLE = 200;
 
 const log = (line: Record<string, unknown>) => process.stderr.write(`${JSON.stringify(line)}\n`);
 const ratio = (a: number, b: number) => Number((a / b).toFixed(2));
-
-interface Doc {
-  id: string;
-  /** The document's JSON as both sides receive it: the generated package version without its `id`. */
-  json: string;
-}
-
-/** COUNT documents from the generator, their ids prefixed (so that warm-ups never collide with the measured ones). */
-function documents(count: number, seed: number, prefix: string): Doc[] {
-  const out: Doc[] = [];
-  for (const generated of generatePackages({ seed, packageVersions: count })) {
-    const { id, ...body } = generated as PackageDocument;
-    out.push({ id: `${prefix}${id}`, json: JSON.stringify(body) });
-  }
-  return out;
-}
-
-/** Runs `write` for every document from CONNECTIONS concurrent loops; returns documents per second. */
-async function concurrently(docs: Doc[], write: (loop: number, doc: Doc) => Promise<void>): Promise<number> {
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async (_, loop) => {
-      for (let i = next++; i < docs.length; i = next++) await write(loop, docs[i]!);
-    }),
-  );
-  return docs.length / ((performance.now() - started) / 1000);
-}
-
-async function rookeryPuts(pool: Pool, docs: Doc[]): Promise<number> {
-  const headers = { 'content-type': 'application/json' };
-  return concurrently(docs, async (_loop, doc) => {
-    const { statusCode, body } = await pool.request({
-      method: 'PUT',
-      path: `/databases/bench/docs?id=${encodeURIComponent(doc.id)}`,
-      headers,
-      body: doc.json,
-    });
-    const text = await body.text();
-    if (statusCode !== 201) throw new Error(`PUT ${doc.id}: ${statusCode} ${text}`);
-  });
-}
 
 const UPSERT = {
   name: 'upsert_doc',
@@ -205,6 +163,8 @@ const tenant = await startServer(path.join(here, '..', 'src', 'main.ts'), {
 });
 const pool = new Pool(tenant.url, { connections: CONNECTIONS, pipelining: 1 });
 const figures: Record<string, number> = {};
+/** µs of CPU per measured PUT, of the tenant process and its indexer, per thread and in total. */
+let cpuPerPut: Record<string, number> = {};
 try {
   await Promise.all(clients.map((c) => c.connect()));
   const admin = clients[0]!;
@@ -224,13 +184,16 @@ try {
   // 1. Single-document writes: warm both, then Rookery and PostgreSQL back to back on the same documents.
   await rookeryPuts(pool, putWarmup);
   await postgresUpserts(clients, putWarmup);
+  const cpuBefore = cpuByThread(tenant.pid);
   figures.rookery_put_per_s = await rookeryPuts(pool, putDocs);
+  cpuPerPut = cpuPerOperation(cpuBefore, cpuByThread(tenant.pid), putDocs.length);
   figures.postgres_upsert_per_s = await postgresUpserts(clients, putDocs);
   log({
     stage: 'single_document_writes',
     documents: PUTS,
     rookery_per_s: Math.round(figures.rookery_put_per_s),
     postgres_per_s: Math.round(figures.postgres_upsert_per_s),
+    rookery_cpu_us_per_put: cpuPerPut,
   });
 
   // 2. Bulk loads: a warm-up load each (it also starts Rookery's parse thread), then the measured one.
@@ -272,6 +235,7 @@ console.log(
       postgres: Math.round(figures.postgres_upsert_per_s!),
     },
     put_ratio: ratio(figures.rookery_put_per_s!, figures.postgres_upsert_per_s!),
+    rookery_cpu_us_per_put: cpuPerPut.total,
     bulk_per_s: {
       rookery: Math.round(figures.rookery_bulk_per_s!),
       postgres: Math.round(figures.postgres_copy_per_s!),
