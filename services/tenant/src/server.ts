@@ -14,6 +14,7 @@ import {
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { mirrorOf, type TenantConfig } from './config.js';
 import { limitJsonNesting } from './http/json-body.js';
+import { LazyChildLogger } from './http/lazy-logger.js';
 import { logFailure, notFoundHandler, sendProblem, toRookeryError } from './http/problem.js';
 import { refuseWritesAtQuota, StorageMeter } from './http/storage-quota.js';
 import { workUnits } from './http/work-units.js';
@@ -105,6 +106,8 @@ export function buildTenantServer(config: TenantConfig, options: TenantServerOpt
     bodyLimit: config.maxBodyBytes,
     // Request lines are logged by our own hook below: at debug for successes, so the hot path stays cheap.
     logController: new LogController({ disableRequestLogging: true }),
+    // A request's loggers (its id here, its database in onRequest) are made when it writes a line, not before.
+    childLoggerFactory: LazyChildLogger.factory,
     // A caller's request id is kept so one id follows a request through gateway and tenant.
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
