@@ -13,6 +13,8 @@ export const WorkerProcessConfigSchema = z.object({
   /** hang: never finish (to be killed); log: append "start|end <job id> <pid>" lines to logFile. */
   behaviour: z.enum(['hang', 'log']),
   logFile: z.string().optional(),
+  /** log: each job, once started, waits until this file exists (so that jobs run side by side on demand). */
+  gateFile: z.string().optional(),
   concurrency: z.number().int().min(1),
 });
 export type WorkerProcessConfig = z.infer<typeof WorkerProcessConfigSchema>;
@@ -29,6 +31,7 @@ queue.work(
     }
     const log = config.logFile!;
     fs.appendFileSync(log, `start ${job.id} ${process.pid}\n`);
+    while (config.gateFile !== undefined && !fs.existsSync(config.gateFile)) await sleep(5);
     // Long enough for other processes to try to claim the same job meanwhile.
     await sleep(5);
     fs.appendFileSync(log, `end ${job.id} ${process.pid}\n`);
