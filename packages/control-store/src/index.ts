@@ -8,6 +8,7 @@
 // and no service may import another service's code.
 export {
   bundlePkcs12,
+  CertificateKeyTypeSchema,
   CertificateSerialSchema,
   DEFAULT_CERTIFICATE_DAYS,
   type IssueCertificateInput,

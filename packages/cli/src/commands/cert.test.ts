@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { X509Certificate } from 'node:crypto';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { identityOf } from '@rookery/pki';
@@ -63,6 +63,59 @@ describe('rookery cert', () => {
     ]);
     expect((await rookery('cert', 'issue', principalId, '--out', out, '--force')).code).toBe(0);
     expect((await rookery('--json', 'cert', 'list', principalId)).json<unknown[]>()).toHaveLength(2);
+  });
+
+  it('issues an RSA key as PKCS#1 with --key-type, for the official RavenDB client', async () => {
+    const issued = await rookery(
+      '--json',
+      'cert',
+      'issue',
+      principalId,
+      '--out',
+      out,
+      '--key-type',
+      'rsa-2048',
+    );
+    expect(issued.code, issued.stderr).toBe(0);
+    const { files } = issued.json<Issued>();
+    const keyPem = fs.readFileSync(files.keyFile!, 'utf8');
+    // The block the RavenDB client's type 'pem' reads; it drops any other key without a word.
+    expect(keyPem).toMatch(/^-----BEGIN RSA PRIVATE KEY-----\n/);
+    expect(fs.statSync(files.keyFile!).mode & 0o777).toBe(0o600);
+    const key = createPrivateKey(keyPem);
+    expect(key.asymmetricKeyDetails?.modulusLength).toBe(2048);
+    expect(new X509Certificate(fs.readFileSync(files.certFile, 'utf8')).checkPrivateKey(key)).toBe(true);
+    execFileSync('openssl', ['verify', '-CAfile', files.caFile, files.certFile]);
+    // A PKCS#12 of the same certificate from its PKCS#1 key.
+    const pwFile = path.join(data.dir, 'pw.txt');
+    fs.writeFileSync(pwFile, 'secret\n');
+    const serial = issued.json<Issued>().serial;
+    const p12Dir = path.join(data.dir, 'p12');
+    const downloaded = await rookery(
+      ...['cert', 'download', serial, '--format', 'pkcs12', '--key', files.keyFile!],
+      ...['--password-file', pwFile, '--out', p12Dir],
+    );
+    expect(downloaded.code, downloaded.stderr).toBe(0);
+    execFileSync('openssl', [
+      ...['pkcs12', '-in', path.join(p12Dir, 'ada-lovelace.p12'), '-passin', 'pass:secret'],
+      ...['-nodes', '-out', path.join(data.dir, 'p12.pem')],
+    ]);
+
+    const refused = await rookery(
+      'cert',
+      'issue',
+      principalId,
+      '--out',
+      path.join(data.dir, 'no'),
+      '--key-type',
+      'rsa-1024',
+    );
+    expect([refused.code, refused.stderr]).toEqual([
+      1,
+      expect.stringMatching(/^InvalidRequest: --key-type: .*ecdsa-p256, rsa-2048, rsa-3072/),
+    ]);
+    expect(fs.existsSync(path.join(data.dir, 'no'))).toBe(false);
+    expect((await rookery('--json', 'cert', 'list', principalId)).json<unknown[]>()).toHaveLength(1);
   });
 
   it('says how to make a --password-file that does not exist, and issues nothing', async () => {

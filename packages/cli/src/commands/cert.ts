@@ -6,6 +6,7 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import {
   bundlePkcs12,
+  CertificateKeyTypeSchema,
   DEFAULT_CERTIFICATE_DAYS,
   issuePrincipalCertificate,
   requireCertificate,
@@ -34,7 +35,7 @@ const FileOptions = {
 };
 const IssueInput = z.object({
   args: z.tuple([z.string().min(1)]),
-  options: z.object({ ...FileOptions, days: CountArg.optional() }),
+  options: z.object({ ...FileOptions, days: CountArg.optional(), keyType: CertificateKeyTypeSchema }),
 });
 const DownloadInput = z.object({
   args: z.tuple([z.string().min(1)]),
@@ -66,7 +67,12 @@ export function registerCertCommands(program: Command, io: CliIo): void {
       .command('issue')
       .description('issue a certificate for a principal and write it (with its key) to --out')
       .argument('<principal>', 'the id shown by principal list')
-      .option('--days <n>', `validity in days (default ${DEFAULT_CERTIFICATE_DAYS})`),
+      .option('--days <n>', `validity in days (default ${DEFAULT_CERTIFICATE_DAYS})`)
+      .option(
+        '--key-type <type>',
+        "ecdsa-p256, or rsa-2048 / rsa-3072 (key written as PKCS#1 RSA PRIVATE KEY: the official RavenDB client's type 'pem' reads only that)",
+        'ecdsa-p256',
+      ),
   ).action(
     action(io, async (context, input) => {
       const { args, options } = parseCommandInput(IssueInput, input, ['principal']);
@@ -76,6 +82,7 @@ export function registerCertCommands(program: Command, io: CliIo): void {
       if (!options.force) refuseToReplace(options.out, certificateFileNames(base, options.format));
       const issued = await issuePrincipalCertificate(store, await context.ca(), {
         principalId: args[0],
+        keyType: options.keyType,
         ...(options.days === undefined ? {} : { validDays: options.days }),
         ...(pkcs12Password === undefined ? {} : { pkcs12Password }),
       });

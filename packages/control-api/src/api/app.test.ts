@@ -173,6 +173,35 @@ describe('principals and certificates (tenant admins)', () => {
     expect(await h.store.getPrincipal(ci.id)).toBeNull();
   });
 
+  it('issues a certificate with the key type asked for: RSA as PKCS#1 for the RavenDB client', async () => {
+    const rsa = await h.call(adminA, 'POST', `/control/principals/${readerA.id}/certificates`, {
+      keyType: 'rsa-2048',
+      pkcs12Password: 'pw',
+    });
+    expect(rsa.status).toBe(201);
+    const { certificatePem, privateKeyPem, pkcs12Base64 } = rsa.json as {
+      certificatePem: string;
+      privateKeyPem: string;
+      pkcs12Base64: string;
+    };
+    expect(privateKeyPem).toMatch(/^-----BEGIN RSA PRIVATE KEY-----\n/);
+    expect(createPrivateKey(privateKeyPem).asymmetricKeyDetails?.modulusLength).toBe(2048);
+    expect(new X509Certificate(certificatePem).checkPrivateKey(createPrivateKey(privateKeyPem))).toBe(true);
+    expect(Buffer.from(pkcs12Base64, 'base64')[0]).toBe(0x30);
+    const ecdsa = await h.call(adminA, 'POST', `/control/principals/${readerA.id}/certificates`, {});
+    expect((ecdsa.json.privateKeyPem as string).startsWith('-----BEGIN PRIVATE KEY-----\n')).toBe(true);
+    expect(createPrivateKey(ecdsa.json.privateKeyPem as string).asymmetricKeyType).toBe('ec');
+    const before = (await h.store.listCertificates(readerA.id)).length;
+    for (const keyType of ['rsa-1024', 'RSA-2048', 'rsa', 7]) {
+      const refused = await h.call(adminA, 'POST', `/control/principals/${readerA.id}/certificates`, {
+        keyType,
+      });
+      expect([refused.status, refused.json.code]).toEqual([400, 'InvalidRequest']);
+      expect(refused.json.detail).toContain('ecdsa-p256');
+    }
+    expect(await h.store.listCertificates(readerA.id)).toHaveLength(before);
+  });
+
   it('never lets a tenant admin mint an operator, and checks the role it is given', async () => {
     const operatorRole = await h.call(adminA, 'POST', '/control/principals', {
       name: 'sneaky',

@@ -3,7 +3,7 @@
 // themselves (validity days, quota bounds, names) are checked there too;
 // these schemas settle the shape and refuse unknown fields.
 
-import { DatabaseAccessSchema, PrincipalKindSchema } from '@rookery/control-store';
+import { CertificateKeyTypeSchema, DatabaseAccessSchema, PrincipalKindSchema } from '@rookery/control-store';
 import { BackupIdSchema, BackupKindSchema, DatabaseNameSchema, TenantIdSchema } from '@rookery/protocol';
 import { z } from 'zod';
 
@@ -114,6 +114,8 @@ export const NewPrincipalSchema = z
 export const CertificateRequestSchema = z
   .object({
     validDays: z.number().int().optional(),
+    /** `ecdsa-p256` (the default), `rsa-2048` or `rsa-3072`: RSA for the official RavenDB client's `type: 'pem'`. */
+    keyType: CertificateKeyTypeSchema.optional(),
     /** Also answer a PKCS#12 bundle (base64) protected by this password. */
     pkcs12Password: z.string().optional(),
   })

@@ -2,7 +2,13 @@
 // store in one step, so a certificate the gateway would accept is never left
 // unrecorded and a recorded one always names an existing principal. The
 // private key is handed back once and never stored.
-import { type CertificateAuthority, issueClientCertificate, toPkcs12 } from '@rookery/pki';
+import {
+  type CertificateAuthority,
+  DEFAULT_KEY_TYPE,
+  issueClientCertificate,
+  KEY_TYPES,
+  toPkcs12,
+} from '@rookery/pki';
 import { RookeryError } from '@rookery/protocol';
 import { z } from 'zod';
 import { parseInput } from '../input.js';
@@ -13,10 +19,19 @@ import { requirePrincipal } from './require.js';
 /** How long a certificate lasts unless told otherwise: long enough to be useful, short enough to rotate. */
 export const DEFAULT_CERTIFICATE_DAYS = 90;
 
+/**
+ * The certificate's key: ECDSA P-256 unless asked otherwise; RSA (its key as PKCS#1 `RSA PRIVATE KEY`) for
+ * clients that read nothing else, such as the official RavenDB client's `type: 'pem'`.
+ */
+export const CertificateKeyTypeSchema = z.enum(KEY_TYPES, {
+  error: `keyType is one of ${KEY_TYPES.join(', ')} (rsa-2048 or rsa-3072 for the official RavenDB client's PEM form)`,
+});
+
 const IssueInputSchema = z
   .object({
     principalId: z.string().min(1, 'name the principal'),
     validDays: z.number().int().min(1).max(3650).default(DEFAULT_CERTIFICATE_DAYS),
+    keyType: CertificateKeyTypeSchema.default(DEFAULT_KEY_TYPE),
     /** Also bundle certificate, key and CA as PKCS#12 protected by this password. */
     pkcs12Password: z.string().min(1, 'a PKCS#12 file needs a non-empty password').optional(),
   })
@@ -27,7 +42,7 @@ export interface IssuedPrincipalCertificate {
   principal: Principal;
   record: CertificateRecord;
   certPem: string;
-  /** PKCS#8 PEM; given out once, never stored. */
+  /** PKCS#8 PEM (PKCS#1 for an RSA key); given out once, never stored. */
   keyPem: string;
   /** The CA that issued it, for the client's trust store. */
   caPem: string;
@@ -40,7 +55,7 @@ export async function issuePrincipalCertificate(
   ca: CertificateAuthority,
   input: IssueCertificateInput,
 ): Promise<IssuedPrincipalCertificate> {
-  const { principalId, validDays, pkcs12Password } = parseInput(
+  const { principalId, validDays, keyType, pkcs12Password } = parseInput(
     IssueInputSchema,
     input,
     'certificate request',
@@ -52,6 +67,7 @@ export async function issuePrincipalCertificate(
     kind: principal.kind,
     name: principal.name,
     validDays,
+    keyType,
   });
   // addCertificate inserts only if the principal still exists at that instant.
   const record = await store.addCertificate({
