@@ -25,7 +25,7 @@ import { BrowserSessions, sessionCookie } from './browser-session.js';
 import { StorageCache, TtlCache } from './caches.js';
 import { ConsoleFiles } from './console-files.js';
 import { DatabaseRecords } from './database-records.js';
-import { TwoFactorRequestSchema, UsageQuerySchema } from './gateway-requests.js';
+import * as Wire from './gateway-requests.js';
 import type { HostClient } from './host-client.js';
 import { FleetShares, type LimitShares, WHOLE_LIMITS } from './limit-shares.js';
 import { DEFAULT_LIVE_LIMITS, LiveConnectionLimits, type LiveLimits } from './live-limits.js';
@@ -33,12 +33,13 @@ import { LiveSockets } from './live-sockets.js';
 import { UsageMeter } from './metering.js';
 import { GatewayMetrics } from './metrics.js';
 import { OpenApiDocument } from './openapi.js';
+import { isOwnRoute, GATEWAY_OWN_ROUTES as OWN } from './own-routes.js';
 import { PrincipalDirectory, type Resolved } from './principals.js';
 import { type ProxyOutcome, proxyToTenant, TenantUnreachable } from './proxy.js';
 import { RateLimiter } from './rate-limiter.js';
 import { DEFAULT_RAVEN_TCP_LIMITS, type RavenTcpLimits } from './ravendb-tcp/connection.js';
 import { type RavenTcpListener, startRavenTcpListener } from './ravendb-tcp/listener.js';
-import { RAVEN_TCP_INFO, serveRavenTcpInfo } from './ravendb-tcp.js';
+import { serveRavenTcpInfo } from './ravendb-tcp.js';
 import { gatewayError, sendProblem, unexpectedFailure } from './refusal.js';
 import { readBody } from './request-body.js';
 import { classifyTenantRoute, isControlPath, type TenantRoute } from './route-access.js';
@@ -224,25 +225,23 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
     // Browsers present the certificate to any page that asks (browser-session.ts).
     browsers.refuseCrossSite(request);
-    if (path === '/auth/2fa' && request.method === 'POST') {
-      return openTwoFactorSession(request, response, caller);
-    }
+    if (isOwnRoute(OWN.twoFactor, path, request)) return openTwoFactorSession(request, response, caller);
     if (consoleFiles?.serve(request, response, path)) return;
-    if (path === OpenApiDocument.PATH && request.method === 'GET') return openApi.serve(response);
+    if (isOwnRoute(OWN.openApi, path, request)) return openApi.serve(response);
     browsers.requireCsrfToken(request);
-    if (path === '/auth/sign-out' && request.method === 'POST') return browsers.signOut(request, response);
+    if (isOwnRoute(OWN.signOut, path, request)) return browsers.signOut(request, response);
     // Before the second factor: a person collects the authenticator that opens their first session.
-    if (path === '/auth/enrolment') return serveEnrolment(request, response, principal);
+    if (path === OWN.enrolmentStatus.path) return serveEnrolment(request, response, principal);
     await admission.requireSecondFactor(caller, request.headers.cookie);
-    if (path === '/auth/session' && request.method === 'GET') {
+    if (isOwnRoute(OWN.session, path, request)) {
       const session =
         principal.kind === 'person'
           ? await twoFactor.sessionFor(caller.certificate.thumbprint, request.headers.cookie)
           : null;
       return browsers.describe(request, response, caller, session);
     }
-    if (path === '/usage' && request.method === 'GET') return sendUsage(url, response, caller);
-    if (path === '/metrics' && request.method === 'GET') {
+    if (isOwnRoute(OWN.usage, path, request)) return sendUsage(url, response, caller);
+    if (isOwnRoute(OWN.metrics, path, request)) {
       if (principal.role.kind !== 'operator') throw gatewayError('Forbidden', 'Metrics are for operators.');
       response.writeHead(200, { 'content-type': metrics.contentType });
       response.end(await metrics.text());
@@ -250,7 +249,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     }
     if (isControlPath(path)) return serveControl(request, response, principal, requestId);
 
-    if (path === RAVEN_TCP_INFO) return serveRavenTcpInfo(request, response, principal, admission, ravenTcp);
+    if (path === OWN.ravenTcp.path)
+      return serveRavenTcpInfo(request, response, principal, admission, ravenTcp);
     const route = classifyTenantRoute(request.method ?? 'GET', url);
     if (!route) throw gatewayError('RouteNotFound', `There is no route ${request.method} ${path}.`);
     const tenant = await admission.admit(principal, route);
@@ -340,7 +340,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     if (resolved.principal.kind !== 'person') {
       throw gatewayError('InvalidRequest', 'Only certificates of people use two-factor sessions.');
     }
-    const body = TwoFactorRequestSchema.safeParse(await readJson(request));
+    const body = Wire.TwoFactorRequestSchema.safeParse(await readJson(request));
     if (!body.success) {
       throw gatewayError(
         'InvalidRequest',
@@ -360,7 +360,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         // A browser session's page sends it with every state-changing call (browser-session.ts); a
         // certificate-bound session has no cookie, so nothing to protect and no token.
         ...(outcome.cookieToken && { CsrfToken: browsers.csrfTokenFor(outcome.cookieToken) }),
-      }),
+      } satisfies Wire.TwoFactorSessionAnswer),
     );
   }
 
@@ -388,7 +388,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     if (request.method !== 'POST') {
       throw gatewayError(
         'RouteNotFound',
-        `There is no route ${request.method} /auth/enrolment (GET or POST).`,
+        `There is no route ${request.method} ${OWN.enrolmentStatus.path} (GET or POST).`,
       );
     }
     const enrolment = await twoFactor.collectEnrolment(principal);
@@ -404,7 +404,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   }
 
   async function sendUsage(url: string, response: http.ServerResponse, resolved: Resolved) {
-    const query = UsageQuerySchema.safeParse(
+    const query = Wire.UsageQuerySchema.safeParse(
       Object.fromEntries(new URL(url, 'https://gateway').searchParams),
     );
     if (!query.success)
@@ -443,7 +443,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
           WorkUnits: r.workUnits,
         })),
         Storage: { Bytes: storage?.bytes ?? null, QuotaBytes: tenant?.quota.storageBytes ?? null },
-      }),
+      } satisfies Wire.UsageAnswer),
     );
   }
 

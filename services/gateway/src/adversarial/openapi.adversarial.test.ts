@@ -1,9 +1,9 @@
 // GET /openapi.json through the real gateway over mutual TLS: the whole API (tenant, control, gateway's own) as
 // OpenAPI 3.1, readable by every admitted certificate and holding nothing of any tenant's. And the gateway's own
-// routes listed for it (openapi.ts's GATEWAY_ROUTES) are routes the gateway serves (README.md beside this file).
-import { openApiPaths, undocumentedRoutes } from '@rookery/protocol';
+// routes (own-routes.ts's table, which gateway.ts dispatches on) are routes it serves (README.md beside this file).
+import { openApiPaths, type RouteSchema, undocumentedRoutes } from '@rookery/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GATEWAY_BODYLESS_WRITES, GATEWAY_ROUTES } from '../openapi.js';
+import { GATEWAY_BODYLESS_WRITES, GATEWAY_ROUTES } from '../own-routes.js';
 import { type Client, type Stack, startStack } from '../test-fixtures/stack.js';
 
 let stack: Stack;
@@ -75,7 +75,8 @@ describe("the gateway's own routes in the document", () => {
     expect(undocumentedRoutes(GATEWAY_ROUTES, fragment, { bodyless: GATEWAY_BODYLESS_WRITES })).toEqual([]);
   });
 
-  it('are each served by the gateway (none answers 404 RouteNotFound)', async () => {
+  it('are each served by the gateway (none answers 404 RouteNotFound), as the document describes', async () => {
+    const parsed: string[] = [];
     for (const route of GATEWAY_ROUTES) {
       const reply = await admin.call(
         String(route.method),
@@ -84,6 +85,13 @@ describe("the gateway's own routes in the document", () => {
       );
       // A program's certificate: 400 for the routes of people, 403 for the operators', never 404.
       expect(reply.status, `${route.method} ${route.url}`).not.toBe(404);
+      // What it answers is what the document says it answers (the ones a program may call: its session, usage).
+      const declared = (route.schema as RouteSchema).response?.[reply.status]?.schema;
+      if (declared && reply.status < 300) {
+        expect(() => declared.parse(reply.json), `${route.method} ${route.url}`).not.toThrow();
+        parsed.push(`${route.method} ${route.url}`);
+      }
     }
+    expect(parsed).toEqual(['GET /openapi.json', 'GET /auth/session', 'GET /usage']);
   });
 });
