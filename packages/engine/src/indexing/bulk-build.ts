@@ -22,13 +22,13 @@ import { z } from 'zod';
  *   CREATE INDEX, which sorts all rows once, at the end.
  * - `term_counts`: one upsert per distinct term of each batch in random key order; at the end one
  *   `GROUP BY` over `terms`, which is already in (field, value) order, appends them in key order.
- * - The full-text posting lists (`fts_postings`, fts-postings.ts): each batch would rewrite the
- *   blocks of all its words. They are made at the end from the FTS5 table, one word after the
- *   other, as for a file made before they existed. Each entry's tokens (`fts_tokens`) are still
- *   written as they come: they are the entry's, not the word's.
  *
- * The meta value says which of these this build defers (`{ indexes, staged, lists }`): a build
- * begun by a version that deferred less goes on as it began.
+ * The meta value says what this build defers (`{ indexes, staged }`): a build begun by a version
+ * that deferred less (no `staged`) goes on as it began.
+ *
+ * Not deferred, measured (docs/benchmarks.md, "First builds as bulk builds"): the full-text posting
+ * lists. Made at the end from FTS5 (as for a file made before they existed) they cost more than
+ * each batch's block rewrites: every position of every word crosses into JavaScript.
  *
  * A bulk build writes only new entries. Removing an entry that is already in the file (a
  * document changed while the build runs, or a reduce group that grows across batches) needs
@@ -52,8 +52,6 @@ const BulkStateSchema = z.object({
   indexes: z.array(z.string()),
   /** Term rows go to TERMS_STAGING_TABLE. */
   staged: z.boolean().optional(),
-  /** The full-text posting lists are made at the end. */
-  lists: z.boolean().optional(),
 });
 type BulkState = z.infer<typeof BulkStateSchema>;
 
@@ -62,11 +60,7 @@ export class BulkBuild {
   /** The file's bulk build state while there is one. */
   private state: BulkState | null;
 
-  /** `makeLists`: makes the full-text posting lists from the FTS5 table (inside finish's transaction). */
-  constructor(
-    private readonly db: BetterSqlite3.Database,
-    private readonly makeLists: (() => void) | null,
-  ) {
+  constructor(private readonly db: BetterSqlite3.Database) {
     this.s = {
       state: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
       setState: db.prepare<[string, string]>('INSERT INTO meta (key, value) VALUES (?, ?)'),
@@ -89,11 +83,6 @@ export class BulkBuild {
     return this.state?.staged === true;
   }
 
-  /** True while the full-text posting lists wait for the end. */
-  get defersLists(): boolean {
-    return this.state?.lists === true;
-  }
-
   /**
    * Starts a bulk build if the file holds no entry yet (inside the first batch's transaction);
    * true if one is going on after the call.
@@ -111,7 +100,7 @@ export class BulkBuild {
     this.db.exec(
       `CREATE TABLE ${TERMS_STAGING_TABLE} (field INTEGER NOT NULL, value ANY NOT NULL, entry INTEGER NOT NULL) STRICT`,
     );
-    const state: BulkState = { indexes, staged: true, lists: this.makeLists !== null };
+    const state: BulkState = { indexes, staged: true };
     this.s.setState.run(BULK_BUILD_META_KEY, JSON.stringify(state));
     this.state = state;
     return true;
@@ -119,7 +108,7 @@ export class BulkBuild {
 
   /**
    * Makes what the build deferred and ends it (inside the caller's transaction): the terms from
-   * their staging table, the terms' entry index, the term counters from the terms, the posting lists.
+   * their staging table, the terms' entry index, and the term counters from the terms.
    */
   finish(): void {
     const state = this.state;
@@ -139,7 +128,6 @@ export class BulkBuild {
       `INSERT INTO term_counts (field, value, count)
        SELECT field, value, count(*) FROM terms GROUP BY field, value`,
     );
-    if (state.lists) this.makeLists?.();
     this.s.dropState.run(BULK_BUILD_META_KEY);
     this.state = null;
   }

@@ -80,16 +80,11 @@ export class FtsPostings {
     };
   }
 
-  /**
-   * New entries numbered from `first` (`columns` = the rows' full-text columns, all of the fts
-   * table's). `listsLater`: a bulk build makes the lists at its end (makeListsFromFts), so only the
-   * entries' tokens are written.
-   */
-  addEntries(first: number, rows: EntryRows, columns: number, listsLater = false): void {
+  /** New entries numbered from `first` (`columns` = the rows' full-text columns, all of the fts table's). */
+  addEntries(first: number, rows: EntryRows, columns: number): void {
     if (rows.sources.length === 0) return;
     for (const [entry, lines] of this.tokenizer.tokensOf(first, rows, columns)) {
       this.s.addTokens.run(entry, [...lines].join('\n'));
-      if (listsLater) continue;
       for (const line of lines) this.change(line, entry + 1);
     }
   }
@@ -172,36 +167,15 @@ export class FtsPostings {
     db.transaction(() => {
       db.exec('DROP TABLE IF EXISTS fts_postings; DROP TABLE IF EXISTS fts_tokens;');
       db.exec(SCHEMA);
-      if (db.prepare('SELECT 1 FROM entries LIMIT 1').get() !== undefined) {
-        this.writeListsFromFts();
-        db.exec(
-          `INSERT INTO fts_tokens (entry, tokens)
-           SELECT doc, group_concat(token, char(10)) FROM (
-             SELECT DISTINCT doc, substr(col, 2) || char(9) || term AS token FROM temp.postings_fts_instance
-           ) GROUP BY doc`,
-        );
-        db.exec('DROP TABLE temp.postings_fts_instance');
-      }
+      if (db.prepare('SELECT 1 FROM entries LIMIT 1').get() !== undefined) this.buildFromFts();
       db.prepare(
         'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
       ).run(FTS_POSTINGS_META_KEY, FTS_POSTINGS_VERSION);
     })();
   }
 
-  /**
-   * The lists of every entry the FTS table holds, into an empty fts_postings (inside the caller's
-   * transaction): the end of a bulk build (bulk-build.ts), whose batches wrote only the entries' tokens.
-   */
-  makeListsFromFts(): void {
-    this.writeListsFromFts();
-    this.db.exec('DROP TABLE temp.postings_fts_instance');
-  }
-
-  /**
-   * makeListsFromFts, leaving temp.postings_fts_instance (fts5vocab over the FTS table) for build,
-   * which reads the entries' tokens from it too.
-   */
-  private writeListsFromFts(): void {
+  /** The lists and tokens of every entry the FTS table holds (inside build's transaction). */
+  private buildFromFts(): void {
     const db = this.db;
     db.exec(
       'CREATE VIRTUAL TABLE IF NOT EXISTS temp.postings_fts_instance USING fts5vocab(main, fts, instance)',
@@ -251,5 +225,12 @@ export class FtsPostings {
     }
     if (term !== null) writeTerm();
     for (const block of blocks) put.run(...block);
+    db.exec(
+      `INSERT INTO fts_tokens (entry, tokens)
+       SELECT doc, group_concat(token, char(10)) FROM (
+         SELECT DISTINCT doc, substr(col, 2) || char(9) || term AS token FROM temp.postings_fts_instance
+       ) GROUP BY doc`,
+    );
+    db.exec('DROP TABLE temp.postings_fts_instance');
   }
 }

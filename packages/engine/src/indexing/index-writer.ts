@@ -79,8 +79,7 @@ export class IndexWriter {
     // Built here, on open, for a file made before the structure existed.
     this.suggest = SuggestStore.open(db, definition, this.fields);
     this.postings = FtsPostings.open(db, definition);
-    const postings = this.postings;
-    this.bulk = new BulkBuild(db, postings ? () => postings.makeListsFromFts() : null);
+    this.bulk = new BulkBuild(db);
     this.reduceRows = new EntryRowsBuilder(definition);
     const searchFields = searchFieldsOf(definition);
     this.searchColumns = searchFields.length;
@@ -263,7 +262,7 @@ export class IndexWriter {
       if (any) this.s.insertFts.run(first + i, ...texts);
     }
     this.suggest?.addEntries(first, rows, columns);
-    this.postings?.addEntries(first, rows, columns, this.bulk.defersLists);
+    this.postings?.addEntries(first, rows, columns);
     for (const p of rows.points)
       this.s.insertSpatial.run(first + p.entry, this.fields.ensure(p.field), p.lat, p.lng);
     // Fields in id order, so the rows of the whole batch reach the terms B-tree in key order.

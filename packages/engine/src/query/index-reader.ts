@@ -219,10 +219,10 @@ export class IndexReader implements FieldLookup {
   }
 
   /**
-   * True while the index is in its first (bulk) build (indexing/bulk-build.ts): the entries' own
-   * B-tree (`terms_by_entry`) and the term counters are made at its end, so until then every sort key,
-   * probe and facet would scan the whole `terms` table per candidate, and single-term totals would read
-   * 0. It answers nothing meanwhile (stale, as the query says), as an index a worker builds does until
+   * True while the index is in its first (bulk) build (indexing/bulk-build.ts): the term rows wait in a
+   * staging table, and `terms` itself, the entries' own B-tree (`terms_by_entry`) and the term counters
+   * are made at its end, so until then no term would be found. It answers
+   * nothing meanwhile (stale, as the query says), as an index a worker builds does until
    * it is adopted.
    */
   private inFirstBuild(): boolean {
