@@ -42,18 +42,23 @@ const HELD_BY_THE_ROUTE = new Set(['/databases/:db/bulk_insert', '/databases/:db
  * quota could still add a large document per request for that long. Bytes here are at most a second old.
  */
 export function refuseWritesAtQuota(app: FastifyInstance, storage: StorageMeter): void {
-  app.addHook('preHandler', async (request) => {
+  // `done` hooks, not async ones: a request without the quota header (any not from the gateway) then costs
+  // no promise here (docs/benchmarks.md, CPU per PUT).
+  app.addHook('preHandler', (request, _reply, done) => {
     const quota = storageQuotaOf(request.headers);
-    if (quota === null || HELD_BY_THE_ROUTE.has(request.routeOptions.url ?? '')) return;
-    const bytes = await storage.recent();
-    if (bytes >= quota) throw storageQuotaExceeded(quota, `The tenant stores ${bytes} bytes, at its quota`);
+    if (quota === null || HELD_BY_THE_ROUTE.has(request.routeOptions.url ?? '')) return done();
+    storage.recent().then((bytes) => {
+      if (bytes >= quota) done(storageQuotaExceeded(quota, `The tenant stores ${bytes} bytes, at its quota`));
+      else done();
+    }, done);
   });
   // A write accepted since the last measurement is counted by its body until the next one: a figure up to a
   // second old would otherwise miss what was just stored (a tenant's first writes, measured as an empty
   // directory, stayed at 0 bytes for that second whatever they stored).
-  app.addHook('onResponse', async (request, reply) => {
-    if (reply.statusCode >= 400 || storageQuotaOf(request.headers) === null) return;
-    storage.wrote(Number(request.headers['content-length'] ?? 0) || 0);
+  app.addHook('onResponse', (request, reply, done) => {
+    if (reply.statusCode < 400 && storageQuotaOf(request.headers) !== null)
+      storage.wrote(Number(request.headers['content-length'] ?? 0) || 0);
+    done();
   });
 }
 
