@@ -1,9 +1,9 @@
 // The official `ravendb` npm client (pinned in package.json) against a whole embedded Rookery, end to end
-// over mutual TLS through the real gateway (test-fixtures/stack.ts). The client reads only `RSA PRIVATE KEY`
-// PEM blocks and Rookery issues ECDSA keys, so it is given what a user gets from
-// `rookery cert issue --format pkcs12`: a PKCS#12 file made by @rookery/pki's toPkcs12, with a password.
-import type { CreateTenantInput } from '@rookery/control-store';
-import { toPkcs12 } from '@rookery/pki';
+// over mutual TLS through the real gateway (test-fixtures/stack.ts). The client is given what a user gets
+// from `rookery cert issue --format pkcs12`: a PKCS#12 file made by @rookery/pki's toPkcs12, with a
+// password; pemStore gives it the PEM form instead (`--key-type rsa-2048`: it reads only `RSA PRIVATE KEY`).
+import { type CreateTenantInput, issuePrincipalCertificate } from '@rookery/control-store';
+import { type KeyType, toPkcs12 } from '@rookery/pki';
 import { generate } from 'otplib';
 import { DocumentStore } from 'ravendb';
 import { type Client, type Stack, startStack } from '../test-fixtures/stack.js';
@@ -21,6 +21,11 @@ export interface RavenFixture {
    * bound to that certificate is opened first (POST /auth/2fa with a code of their authenticator).
    */
   personStore(name: string, database: string, twoFactor: boolean): Promise<DocumentStore>;
+  /**
+   * A DocumentStore on `database` with `type: 'pem'`: a new certificate of the tenant admin, issued with
+   * `keyType` as `rookery cert issue --key-type` does, its `.crt` and `.key` concatenated as the client takes them.
+   */
+  pemStore(database: string, keyType: KeyType): Promise<DocumentStore>;
   /** A DocumentStore on `database` with the certificate of `client` (e.g. another tenant's admin). */
   storeFor(client: Client, database: string): Promise<DocumentStore>;
   /** Creates `name` through Rookery's own API. */
@@ -84,6 +89,21 @@ export async function startRavenFixture(
         throw new Error(`creating ${name}: ${reply.status} ${reply.text}`);
     },
     store: (database, configure) => storeFor(admin, database, configure),
+    async pemStore(database, keyType) {
+      const issued = await issuePrincipalCertificate(stack.store, stack.ca, {
+        principalId: admin.principal.id,
+        validDays: 30,
+        keyType,
+      });
+      const store = new DocumentStore(stack.gateway.url, database, {
+        type: 'pem',
+        certificate: issued.certPem + issued.keyPem,
+        ca: stack.ca.certPem,
+      });
+      store.initialize();
+      stores.push(store);
+      return store;
+    },
     storeFor: (client, database) => storeFor(client, database),
     async personStore(name, database, twoFactor) {
       const { client, secret } = await stack.person(name, tenantId);
