@@ -3,6 +3,8 @@
 // - one GET (or query) whose answer would hold one large document a thousand times: it must be refused
 //   with 413 before the memory is spent, and the same tenant process must answer the next request;
 // - documents, patches and query parameters nested thousands of levels deep (400, never 500);
+// - bodies with `__proto__` or `constructor` keys, plain or \u-escaped (400; the JSON fast path skips the
+//   scan only for bodies that cannot hold them);
 // - `in` / `all in` lists of 10,000 values (they work), and lists past the limit (400);
 // - a read-only principal asking for HiLo ranges, which reserve ids (403), and huge ranges (capped).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -160,6 +162,31 @@ describe('nesting', () => {
       `{"Query":"from Users where Name = $name","QueryParameters":{"name":${nested(5_000)}}}`,
     );
     expect([reply.status, reply.json.code]).toEqual([400, 'NestingTooDeep']);
+  });
+});
+
+describe('prototype-poisoned bodies', () => {
+  it('refuses __proto__ and constructor keys, plain or \\u-escaped, with 400 InvalidJson; the stored document stays', async () => {
+    const stored = { Name: 'kept', '@metadata': { '@collection': 'Protos' } };
+    expect((await admin.call('PUT', '/databases/shop/docs?id=protos/1', stored)).status).toBe(201);
+    for (const body of [
+      '{"Name":"x","__proto__":{"admin":true}}',
+      '{"Name":"x","a":{"\\u005f_proto__":{"admin":true}}}',
+      '{"Name":"x","constructor":{"prototype":{"admin":true}}}',
+      '{"Name":"x","\\u0063onstructor":{"prototype":{"admin":true}}}',
+    ]) {
+      const put = await admin.call('PUT', '/databases/shop/docs?id=protos/1', body);
+      expect([put.status, put.json.code], body).toEqual([400, 'InvalidJson']);
+    }
+    const after = await admin.call('GET', '/databases/shop/docs?id=protos/1');
+    expect(after.json.Results[0]).toMatchObject({ Name: 'kept' });
+    // The words as values are only text: such a document is stored.
+    const words = {
+      Role: 'constructor',
+      Note: '__proto__ is a word',
+      '@metadata': { '@collection': 'Protos' },
+    };
+    expect((await admin.call('PUT', '/databases/shop/docs?id=protos/2', words)).status).toBe(201);
   });
 });
 
