@@ -88,11 +88,16 @@ export interface ConsoleE2e {
 /**
  * (Not named `use…`: in this React package the linter takes that for a React hook, which this is not.)
  * The set-up every console e2e file shares: the stack serving the console (with the worker for
- * `worker: true`), acme with its admin program `ops`, the database `shop`, then `seed` (documents,
+ * `worker: true`; `indexWorkerThreshold`: indexes of databases above it are left to a worker, as
+ * startStack says), acme with its admin program `ops`, the database `shop`, then `seed` (documents,
  * indexes…), and Chromium; all closed after the file.
  */
 export function consoleE2e(
-  options: { worker?: boolean; seed?: (admin: Client, stack: Stack) => Promise<void> } = {},
+  options: {
+    worker?: boolean;
+    indexWorkerThreshold?: number;
+    seed?: (admin: Client, stack: Stack) => Promise<void>;
+  } = {},
 ): ConsoleE2e {
   let stack: Stack | undefined;
   let admin: Client | undefined;
@@ -105,7 +110,11 @@ export function consoleE2e(
     return value;
   };
   beforeAll(async () => {
-    stack = await startStack({ consoleDir: DIST, worker: options.worker });
+    stack = await startStack({
+      consoleDir: DIST,
+      worker: options.worker,
+      indexWorkerThreshold: options.indexWorkerThreshold,
+    });
     admin = await stack.tenantAdmin({ id: 'acme', name: 'Acme' }, 'ops');
     await stack.running('acme');
     expect((await admin.call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);

@@ -1,5 +1,6 @@
 // @rookery/host: the tenant supervisor and its internal HTTP API.
 export { type HostConfig, HostConfigSchema, loadHostConfig } from './config.js';
+export { DEFAULT_INDEX_WORKER_THRESHOLD, IndexBuildQueue } from './index-builds.js';
 export { buildHostServer, type HostServerOptions } from './server.js';
 export {
   type PurgeResult,

@@ -1,11 +1,13 @@
 // Indexes: every index of the database with its state, staleness, build progress and errors, kept current
 // by the changes feed (each IndexChange reloads that index's stats, so progress moves as batches
-// complete); create and replace definitions (IndexEditor; Replace starts from the definition the tenant
+// complete) and, while a worker builds an index or a changed definition is built beside it, by reading
+// its stats every READ_AGAIN_MS (what the host says of a worker's build reaches no feed); create and replace definitions (IndexEditor; Replace starts from the definition the tenant
 // answers, whoever made the index), reset and delete after a confirmation. A
 // principal that may only read the database sees no change buttons (the gateway refuses them anyway).
 import { useCallback, useEffect, useState } from 'react';
 import { call, databasePath, describeError, NothingSchema } from '../api.js';
 import { type FeedState, type IndexChange, useIndexChanges } from '../changes.js';
+import { BuildState, stateText, stillBuilding } from './BuildState.js';
 import { type Draft, draftOf, IndexEditor, NEW_DRAFT } from './IndexEditor.js';
 import {
   IndexDefinitionSchema,
@@ -14,6 +16,9 @@ import {
   type IndexStats,
   IndexStatsSchema,
 } from './schemas.js';
+
+/** How often the stats of an index a worker builds, or one being replaced, are read again. */
+const READ_AGAIN_MS = 2_000;
 
 type Editing = { draft: Draft; replacing: boolean } | null;
 type Confirming = { action: 'reset' | 'delete'; name: string } | null;
@@ -35,22 +40,36 @@ export function Indexes({ database, canWrite }: { database: string; canWrite: bo
     }
   }, [database]);
 
-  const onChange = useCallback(
-    (change: IndexChange) => {
-      if (change.Type !== 'BatchCompleted') {
-        void reload();
-        return;
-      }
-      const path = databasePath(database, `indexes/stats?name=${encodeURIComponent(change.Name)}`);
-      call('GET', path, IndexStatsSchema).then(
+  const reloadOne = useCallback(
+    (name: string) => {
+      const path = databasePath(database, `indexes/stats?name=${encodeURIComponent(name)}`);
+      return call('GET', path, IndexStatsSchema).then(
         ({ body }) => setIndexes((list) => list?.map((i) => (same(i.Name, body.Name) ? body : i)) ?? null),
         // Deleted meanwhile: its IndexRemoved reloads the list.
         () => undefined,
       );
     },
-    [database, reload],
+    [database],
+  );
+
+  const onChange = useCallback(
+    (change: IndexChange) => {
+      if (change.Type === 'BatchCompleted') void reloadOne(change.Name);
+      else void reload();
+    },
+    [reload, reloadOne],
   );
   useIndexChanges(database, onChange, setFeed);
+
+  // Each answer sets the list, which schedules the next read while something still builds.
+  useEffect(() => {
+    const building = indexes?.filter(stillBuilding).map((index) => index.Name) ?? [];
+    if (building.length === 0) return;
+    const timer = setTimeout(() => {
+      for (const name of building) void reloadOne(name);
+    }, READ_AGAIN_MS);
+    return () => clearTimeout(timer);
+  }, [indexes, reloadOne]);
 
   // Loaded once the watch is confirmed, so no batch completes unseen between the list and the watch (and
   // loaded all the same if the feed could not open).
@@ -148,11 +167,9 @@ export function Indexes({ database, canWrite }: { database: string; canWrite: bo
                 <tr key={index.Name} data-index={index.Name}>
                   <th scope="row">{index.Name}</th>
                   <td>{index.Type}</td>
+                  <td>{stateText(index)}</td>
                   <td>
-                    {index.State} · {index.IsStale ? 'stale' : 'up to date'}
-                  </td>
-                  <td>
-                    <Progress index={index} />
+                    <BuildState index={index} />
                   </td>
                   <td data-testid="entries">{index.EntriesCount}</td>
                   <td>
@@ -209,19 +226,6 @@ export function Indexes({ database, canWrite }: { database: string; canWrite: bo
         </div>
       )}
     </div>
-  );
-}
-
-function Progress({ index }: { index: IndexStats }) {
-  if (index.Progress === null) return <span>{index.IsStale ? 'waiting' : 'done'}</span>;
-  const { TotalDocuments, DocumentsToProcess, IsEstimate } = index.Progress;
-  const done = TotalDocuments - DocumentsToProcess;
-  const label = `${IsEstimate ? 'about ' : ''}${done} of ${TotalDocuments} documents`;
-  return (
-    <span>
-      <progress value={done} max={Math.max(TotalDocuments, 1)} aria-label={`${index.Name}: ${label}`} />{' '}
-      {label}
-    </span>
   );
 }
 

@@ -1,19 +1,40 @@
 // The index answers the Indexes page reads (packages/protocol's IndexStats), parsed before it sees them.
 import { z } from 'zod';
 
+const ProgressSchema = z
+  .object({ TotalDocuments: z.number(), DocumentsToProcess: z.number(), IsEstimate: z.boolean() })
+  .nullable();
+export type BuildProgress = z.infer<typeof ProgressSchema>;
+
+/** A worker's build of the index or of its replacement, as the job queue last said (WorkerBuildStats). */
+const WorkerBuildSchema = z.looseObject({
+  State: z.enum(['requested', 'queued', 'active', 'completed', 'failed', 'cancelled']),
+  Phase: z.enum(['restore', 'index', 'snapshot']).nullable(),
+  DocumentsIndexed: z.number(),
+});
+export type WorkerBuild = z.infer<typeof WorkerBuildSchema>;
+
 export const IndexStatsSchema = z.looseObject({
   Name: z.string(),
   Type: z.string(),
   Collections: z.array(z.string()),
   LastIndexedEtag: z.number(),
   IsStale: z.boolean(),
-  Progress: z
-    .object({ TotalDocuments: z.number(), DocumentsToProcess: z.number(), IsEstimate: z.boolean() })
-    .nullable(),
+  Progress: ProgressSchema,
   EntriesCount: z.number(),
   ErrorsCount: z.number(),
   Errors: z.array(z.object({ Document: z.string().nullable(), Error: z.string(), At: z.string() })),
   State: z.string(),
+  WorkerBuild: WorkerBuildSchema.optional(),
+  /** A changed definition built side by side while this one answers (IndexReplacementStats). */
+  Replacement: z
+    .looseObject({
+      LastIndexedEtag: z.number(),
+      Progress: ProgressSchema,
+      EntriesCount: z.number(),
+      WorkerBuild: WorkerBuildSchema.optional(),
+    })
+    .optional(),
 });
 export type IndexStats = z.infer<typeof IndexStatsSchema>;
 

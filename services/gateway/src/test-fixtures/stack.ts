@@ -12,7 +12,7 @@ import {
   openSqliteControlStore,
   type Role,
 } from '@rookery/control-store';
-import { buildHostServer, loadHostConfig, TenantSupervisor } from '@rookery/host';
+import { buildHostServer, IndexBuildQueue, loadHostConfig, TenantSupervisor } from '@rookery/host';
 import { type JobQueue, jobQueueFile, openSqliteJobQueue } from '@rookery/jobs';
 import {
   type CertificateAuthority,
@@ -47,6 +47,11 @@ export interface Stack {
   gateway: Gateway;
   supervisor: TenantSupervisor;
   clock: { now: number | null };
+  /**
+   * Starts the worker process now, in a stack started without `worker: true` (once; a test that saw a job
+   * wait for a worker lets it run).
+   */
+  startWorker(): Promise<void>;
   client(input: CreatePrincipalInput): Promise<Client>;
   /** A program principal of `tenantId` (null: an operator) with `role`, a tenant admin unless said otherwise. */
   program(name: string, tenantId: string | null, role?: Role): Promise<Client>;
@@ -96,6 +101,13 @@ export interface StackOptions {
    * backups read. Off otherwise: jobs stay queued and tenants do not mirror.
    */
   worker?: boolean;
+  /**
+   * Indexes of a database above this many documents are built by a worker (the host's IndexBuildQueue on
+   * the stack's job queue, followed every 100 ms), and the tenants mirror (sync) for it. Off otherwise:
+   * every index is built by its tenant. Without `worker: true` the builds wait in the queue until
+   * `startWorker()`, which holds an index (or a changed definition) mid-build deterministically.
+   */
+  indexWorkerThreshold?: number;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
@@ -127,24 +139,30 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   );
   const mirrorDir = path.join(dir, 'mirror');
   // Backups read the mirror: with a worker, the tenants ship every commit to it before acknowledging.
-  const mirrorEnv = options.worker ? { ROOKERY_MIRROR: mirrorDir, ROOKERY_MIRROR_MODE: 'sync' } : undefined;
+  const mirrors = options.worker || options.indexWorkerThreshold !== undefined;
+  const mirrorEnv = mirrors ? { ROOKERY_MIRROR: mirrorDir, ROOKERY_MIRROR_MODE: 'sync' } : undefined;
   const tenantEnv = mirrorEnv || options.tenantEnv ? { ...mirrorEnv, ...options.tenantEnv } : undefined;
+  const indexBuilds =
+    options.indexWorkerThreshold === undefined
+      ? undefined
+      : new IndexBuildQueue(jobs, options.indexWorkerThreshold, logger, 100);
   const supervisor = new TenantSupervisor(hostConfig, {
     logger,
     stdio: 'ignore',
+    ...(indexBuilds && { indexBuilds }),
     ...(tenantEnv && { env: { ...process.env, ...tenantEnv } }),
   });
   const host = buildHostServer({ supervisor, internalToken: TOKEN, logger });
   const hostUrl = await host.listen({ host: '127.0.0.1', port: 0 });
-  const worker = options.worker
-    ? await startStackWorker({
-        dataDir: dir,
-        mirrorDir,
-        masterKeyFile: paths.masterKey,
-        hostUrl,
-        internalToken: TOKEN,
-      })
-    : null;
+  const startWorker = () =>
+    startStackWorker({
+      dataDir: dir,
+      mirrorDir,
+      masterKeyFile: paths.masterKey,
+      hostUrl,
+      internalToken: TOKEN,
+    });
+  let worker = options.worker ? await startWorker() : null;
   const server = await issueServerCertificate(ca, { hosts: ['localhost', '127.0.0.1'], validDays: 30 });
   // A clock the tests can move (TOTP session expiry); null follows the real time.
   const clock = { now: null as number | null };
@@ -183,6 +201,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     gateway,
     supervisor,
     clock,
+    async startWorker() {
+      worker ??= await startWorker();
+    },
     connect,
     client,
     program,
@@ -211,6 +232,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await clients.close();
       await gateway.close();
       await worker?.stop();
+      indexBuilds?.close();
       await supervisor.shutdown();
       await host.close();
       await jobs.close();
