@@ -469,6 +469,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
           router,
           live,
           meter,
+          metrics,
           log: log.child({ unit: 'ravendb-tcp' }),
           nextRequestId,
           limits: { ...DEFAULT_RAVEN_TCP_LIMITS, ...withoutPort(options.ravenTcp) },

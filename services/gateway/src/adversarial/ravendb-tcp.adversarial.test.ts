@@ -17,12 +17,14 @@ const NEGOTIATION_TIMEOUT_MS = 3_000;
 let stack: Stack;
 let admin: Client;
 let reader: Client;
+let operator: Client;
 
 beforeAll(async () => {
   ({
     stack,
     adminA: admin,
     readerA: reader,
+    operator,
   } = await startTwoTenants({
     ravenTcp: { port: 0, negotiationTimeoutMs: NEGOTIATION_TIMEOUT_MS },
   }));
@@ -249,6 +251,25 @@ describe('RavenDB TCP attacks', () => {
     );
     const kept = await admin.call('GET', '/databases/shop/docs?id=users/keep');
     expect(kept.status).toBe(200);
+  });
+
+  it("connections do not escape the tenant's request count: each subscription connection is one, as an upgrade is", async () => {
+    const counted = async () => {
+      const text = (await operator.call('GET', '/metrics')).text;
+      return Number(/^rookery_gateway_tenant_requests_total\{tenant="acme"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    };
+    const before = await counted();
+    const connection = await subscribed(admin, 'kept');
+    // The tenant refusing (no such subscription) is a request it answered, as a refused upgrade is.
+    const unknown = await connect(admin);
+    unknown.socket.write(header());
+    expect(await unknown.message(1)).toMatchObject({ Status: 'Ok' });
+    unknown.socket.write(options('no-such-subscription'));
+    expect(await unknown.message(2)).toMatchObject({ Type: 'ConnectionStatus', Status: 'NotFound' });
+    // Both were counted before their answer was written.
+    expect((await counted()) - before).toBe(2);
+    connection.socket.destroy();
+    await Promise.all([connection.closed, unknown.closed]);
   });
 
   it('a worker that sends its options and leaves at once does not leave the subscription held', async () => {

@@ -24,6 +24,7 @@ import type { Admission } from '../admission.js';
 import { authorize } from '../authorize.js';
 import type { LiveSockets } from '../live-sockets.js';
 import type { UsageMeter } from '../metering.js';
+import type { GatewayMetrics } from '../metrics.js';
 import type { Resolved } from '../principals.js';
 import { gatewayError, unexpectedFailure } from '../refusal.js';
 import { classifyTenantRoute, type TenantRoute } from '../route-access.js';
@@ -54,6 +55,7 @@ export interface RavenTcpDeps {
   router: TenantRouter;
   live: LiveSockets;
   meter: UsageMeter;
+  metrics: GatewayMetrics;
   log: Logger;
   nextRequestId(): string;
   limits: RavenTcpLimits;
@@ -203,6 +205,9 @@ async function subscribe(
   let bridge: SubscriptionBridge;
   try {
     const outcome = await openTenantSubscription(deps.router, tenant.id, route.upstreamPath, requestId);
+    // One request to the tenant, opened or answered, as a WebSocket upgrade is (upgrade.ts); the bytes that
+    // follow are metered as they flow (live-sockets.ts).
+    deps.metrics.tenantRequest(tenant.id);
     deps.meter.record(tenant.id, { bytesIn: 0, bytesOut: 0, workUnits: 1 });
     if (!outcome.opened) throw new TenantAnswered(outcome.refusal.code, outcome.refusal.message);
     bridge = new SubscriptionBridge(socket, messages, outcome.socket);
