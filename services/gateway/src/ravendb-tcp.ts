@@ -1,6 +1,7 @@
 // `GET /info/remote-task/tcp`: where RavenDB's subscription worker connects to speak its TCP protocol (the
 // gateway's RavenDB TCP listener, ravendb-tcp/), asked over HTTPS with the worker's certificate first.
 import type http from 'node:http';
+import { isIP } from 'node:net';
 import type { Principal } from '@rookery/control-store';
 import type { Admission } from './admission.js';
 import { gatewayError } from './refusal.js';
@@ -37,10 +38,12 @@ export async function serveRavenTcpInfo(
   const route = classifyTenantRoute('GET', `/databases/${encodeURIComponent(database)}/subscriptions`);
   if (!route) throw gatewayError('InvalidRequest', `There is no database ${database}.`);
   await admission.admit(principal, route);
+  const host = hostOf(request);
+  if (isIP(host.slice(1, -1)) === 6) throw ipv6HostUnusable(host);
   response.writeHead(200, { 'content-type': 'application/json' });
   response.end(
     JSON.stringify({
-      Url: `tcp://${hostOf(request)}:${endpoint.port}`,
+      Url: `tcp://${host}:${endpoint.port}`,
       Certificate: endpoint.certificateBase64(),
       NodeTag: null,
     }),
@@ -54,6 +57,19 @@ function hostOf(request: http.IncomingMessage): string {
   } catch {
     return 'localhost';
   }
+}
+
+/**
+ * The client reached the gateway by an IPv6 address. No `tcp://` URL can give it back usably: the client
+ * reads `new URL(Url).hostname`, which keeps the brackets (`[::1]`), and hands that to tls.connect, which
+ * looks it up as a DNS name and fails (ENOTFOUND), then retries for ever. Refused with the code that stops
+ * the worker (SubscriptionInvalidStateException) and says to use a host name instead.
+ */
+function ipv6HostUnusable(host: string) {
+  return gatewayError(
+    'RavenTcpNotSupported',
+    `The official client's subscription worker cannot connect to an IPv6 address (${host}): it passes the address to tls.connect with its brackets, which fails. Reach the gateway by a host name that resolves to it (its DNS name, or localhost) or an IPv4 address, e.g. new DocumentStore('https://localhost:8443', …).`,
+  );
 }
 
 /**

@@ -272,6 +272,28 @@ describe('RavenDB TCP attacks', () => {
     await Promise.all([connection.closed, unknown.closed]);
   });
 
+  it('an IPv6 literal in the Host header: never a Url the client cannot connect to, but a typed refusal saying what to use', async () => {
+    const info = '/info/remote-task/tcp?database=shop&remote-task=kept';
+    const port = stack.gateway.ravenTcpPort!;
+    // The client reads the Url's hostname, "[::1]" with its brackets, and hands it to tls.connect, which
+    // looks it up as a name (ENOTFOUND) and retries for ever: it is refused instead, and the worker stops.
+    for (const host of ['[::1]:8443', '[2001:db8::5]', '[::ffff:127.0.0.1]:8443']) {
+      const refused = await admin.call('GET', info, undefined, { host });
+      expect([refused.status, refused.json.code], host).toEqual([501, 'RavenTcpNotSupported']);
+      expect(refused.json.detail).toMatch(/IPv6 address.*host name/);
+    }
+    for (const [host, name] of [
+      ['localhost:8443', 'localhost'],
+      ['LocalHost', 'localhost'],
+      ['127.0.0.1', '127.0.0.1'],
+    ]) {
+      const answered = await admin.call('GET', info, undefined, { host });
+      expect(answered.status, host).toBe(200);
+      const url = new URL(answered.json.Url as string);
+      expect([url.hostname, url.port]).toEqual([name, String(port)]);
+    }
+  });
+
   it('a worker that sends its options and leaves at once does not leave the subscription held', async () => {
     expect(
       (await admin.call('PUT', '/databases/shop/subscriptions', { Name: 'left', Query: 'from Users' }))
