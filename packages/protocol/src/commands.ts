@@ -71,20 +71,21 @@ export const BatchRequestSchema = z.object({
 });
 export type BatchRequest = z.infer<typeof BatchRequestSchema>;
 
-export interface CommandResult {
-  Type: 'PUT' | 'DELETE' | 'PATCH';
-  Id: string;
+export const CommandResultSchema = z.object({
+  Type: z.enum(['PUT', 'DELETE', 'PATCH']),
+  Id: z.string(),
   /** Null for a DELETE of a document that did not exist. */
-  ChangeVector: string | null;
-  Collection: string | null;
-  LastModified: string | null;
+  ChangeVector: z.string().nullable(),
+  Collection: z.string().nullable(),
+  LastModified: z.string().nullable(),
   /** For DELETE: whether a document was actually removed. */
-  Deleted?: boolean;
-}
+  Deleted: z.boolean().optional(),
+});
+export type CommandResult = z.infer<typeof CommandResultSchema>;
 
-export interface BatchResponse {
-  Results: CommandResult[];
-}
+/** `POST /databases/{db}/bulk_docs` response: one result per command, in order. */
+export const BatchResponseSchema = z.object({ Results: z.array(CommandResultSchema) });
+export type BatchResponse = z.infer<typeof BatchResponseSchema>;
 
 /** One NDJSON line of `POST /databases/{db}/bulk_insert`. */
 export const BulkInsertLineSchema = z.object({

@@ -59,27 +59,38 @@ export const DocumentInputSchema = z.custom<Record<string, unknown>>(
 );
 export type DocumentInput = z.infer<typeof DocumentInputSchema>;
 
-/** The metadata of a stored document, as the server returns it. */
-export interface DocumentMetadata {
-  '@id': string;
-  '@collection': string;
-  '@change-vector': string;
-  '@last-modified': string;
-  '@expires'?: string;
-  '@archive-at'?: string;
+/** The metadata of a stored document, as the server returns it (the user's own keys kept as they are). */
+export const DocumentMetadataSchema = z.looseObject({
+  '@id': z.string(),
+  '@collection': z.string(),
+  '@change-vector': z.string(),
+  '@last-modified': z.string(),
+  '@expires': z.string().optional(),
+  '@archive-at': z.string().optional(),
   /** Present (true) on an archived document: stored compressed, left out of indexes that do not include archived ones. */
-  '@archived'?: true;
-  [key: string]: unknown;
-}
+  '@archived': z.literal(true).optional(),
+});
+export type DocumentMetadata = z.infer<typeof DocumentMetadataSchema>;
 
 /** A stored document as returned by the server. */
-export type StoredDocument = Record<string, unknown> & { '@metadata': DocumentMetadata };
+export const StoredDocumentSchema = z.looseObject({ '@metadata': DocumentMetadataSchema });
+export type StoredDocument = z.infer<typeof StoredDocumentSchema>;
 
 /** Documents whose `@collection` is not set live in this pseudo-collection (as in RavenDB). */
 export const EMPTY_COLLECTION = '@empty';
 
-/** `GET /databases/{db}/docs` response. */
-export interface GetDocumentsResponse {
-  Results: Array<StoredDocument | null>;
-  Includes: Record<string, StoredDocument | null>;
-}
+/** `GET /databases/{db}/docs` response: null for an id that does not exist; includes by lower-cased id. */
+export const GetDocumentsResponseSchema = z.object({
+  Results: z.array(StoredDocumentSchema.nullable()),
+  Includes: z.record(z.string(), StoredDocumentSchema.nullable()),
+});
+export type GetDocumentsResponse = z.infer<typeof GetDocumentsResponseSchema>;
+
+/** `PUT /databases/{db}/docs` response (201; the change vector is the ETag too). */
+export const PutDocumentResponseSchema = z.object({
+  Id: z.string(),
+  ChangeVector: z.string(),
+  Collection: z.string(),
+  LastModified: z.string(),
+});
+export type PutDocumentResponse = z.infer<typeof PutDocumentResponseSchema>;

@@ -117,7 +117,8 @@ export const IndexDefinitionSchema = z
   });
 export type IndexDefinition = z.infer<typeof IndexDefinitionSchema>;
 
-export type IndexKind = 'Map' | 'MapReduce' | 'AutoMap';
+export const IndexKindSchema = z.enum(['Map', 'MapReduce', 'AutoMap']);
+export type IndexKind = z.infer<typeof IndexKindSchema>;
 
 /**
  * How far a stale index has got: the documents it covers (its collections'
@@ -125,53 +126,70 @@ export type IndexKind = 'Map' | 'MapReduce' | 'AutoMap';
  * them were written after its last etag. Exact up to 10,000 left, estimated
  * above (`IsEstimate`). Deletions still to apply are not counted.
  */
-export interface IndexBuildProgress {
-  TotalDocuments: number;
-  DocumentsToProcess: number;
-  IsEstimate: boolean;
-}
+export const IndexBuildProgressSchema = z.object({
+  TotalDocuments: z.number().int(),
+  DocumentsToProcess: z.number().int(),
+  IsEstimate: z.boolean(),
+});
+export type IndexBuildProgress = z.infer<typeof IndexBuildProgressSchema>;
 
-export interface IndexStats {
-  Name: string;
-  Type: IndexKind;
-  Collections: string[];
-  LastIndexedEtag: number;
-  IsStale: boolean;
+/** How far a worker's build of an index is, as the job queue last said (index-builds.ts). */
+export const WorkerBuildStatsSchema = z.object({
+  /** `requested`: asked of the host, no word from the queue yet; then the job's state. */
+  State: z.enum(['requested', 'queued', 'active', 'completed', 'failed', 'cancelled']),
+  /** The worker's phase: restoring the database from the mirror, indexing it, writing the snapshot. */
+  Phase: z.enum(['restore', 'index', 'snapshot']).nullable(),
+  /** Documents the worker indexed so far. */
+  DocumentsIndexed: z.number().int(),
+});
+export type WorkerBuildStats = z.infer<typeof WorkerBuildStatsSchema>;
+
+/** How far the changed definition being built beside an index is; it answers once it has caught up. */
+export const IndexReplacementStatsSchema = z.object({
+  /** The replacement's own position: 0 until its first batch (or until a worker's build of it is adopted). */
+  LastIndexedEtag: z.number().int(),
+  /** As `IndexStats.Progress`, for the replacement: null once it has caught up (promoted at the next step). */
+  Progress: IndexBuildProgressSchema.nullable(),
+  EntriesCount: z.number().int(),
+  /** Present while the worker fleet builds the replacement. */
+  WorkerBuild: WorkerBuildStatsSchema.optional(),
+});
+export type IndexReplacementStats = z.infer<typeof IndexReplacementStatsSchema>;
+
+/** `GET /databases/{db}/indexes/stats` response, and each of `GET /databases/{db}/indexes`'s `Results`. */
+export const IndexStatsSchema = z.object({
+  Name: z.string(),
+  Type: IndexKindSchema,
+  Collections: z.array(z.string()),
+  LastIndexedEtag: z.number().int(),
+  IsStale: z.boolean(),
   /**
    * Null when the index is not stale. While a replacement builds, `IsStale` is true (queries say so too) and
    * this is still the answering index's own, which may be null: the replacement's is `Replacement.Progress`.
    */
-  Progress: IndexBuildProgress | null;
-  EntriesCount: number;
-  ErrorsCount: number;
-  Errors: { Document: string | null; Error: string; At: string }[];
-  State: 'Normal' | 'Error';
+  Progress: IndexBuildProgressSchema.nullable(),
+  EntriesCount: z.number().int(),
+  ErrorsCount: z.number().int(),
+  Errors: z.array(z.object({ Document: z.string().nullable(), Error: z.string(), At: z.string() })),
+  State: z.enum(['Normal', 'Error']),
   /** Present while the worker fleet builds the index (docs/mirror.md, "Worker-built indexes"). */
-  WorkerBuild?: WorkerBuildStats;
+  WorkerBuild: WorkerBuildStatsSchema.optional(),
   /**
    * Present while a changed definition of the index is built side by side (RavenDB's `ReplacementOf/<name>`,
    * shown here inside the index it replaces: docs/mirror.md, "Worker-built indexes").
    */
-  Replacement?: IndexReplacementStats;
-}
+  Replacement: IndexReplacementStatsSchema.optional(),
+});
+export type IndexStats = z.infer<typeof IndexStatsSchema>;
 
-/** How far the changed definition being built beside an index is; it answers once it has caught up. */
-export interface IndexReplacementStats {
-  /** The replacement's own position: 0 until its first batch (or until a worker's build of it is adopted). */
-  LastIndexedEtag: number;
-  /** As `IndexStats.Progress`, for the replacement: null once it has caught up (promoted at the next step). */
-  Progress: IndexBuildProgress | null;
-  EntriesCount: number;
-  /** Present while the worker fleet builds the replacement. */
-  WorkerBuild?: WorkerBuildStats;
-}
+/** `PUT /databases/{db}/indexes` response (201 created, 200 replaced), in Rookery's shape. */
+export const PutIndexResponseSchema = z.object({ Index: z.string(), Created: z.boolean() });
+export type PutIndexResponse = z.infer<typeof PutIndexResponseSchema>;
 
-/** How far a worker's build of an index is, as the job queue last said (index-builds.ts). */
-export interface WorkerBuildStats {
-  /** `requested`: asked of the host, no word from the queue yet; then the job's state. */
-  State: 'requested' | 'queued' | 'active' | 'completed' | 'failed' | 'cancelled';
-  /** The worker's phase: restoring the database from the mirror, indexing it, writing the snapshot. */
-  Phase: 'restore' | 'index' | 'snapshot' | null;
-  /** Documents the worker indexed so far. */
-  DocumentsIndexed: number;
-}
+/** `GET /databases/{db}/indexes` response: each index's stats (its names alone with `?namesOnly=true`). */
+/** `POST /databases/{db}/indexes/reset` response. */
+export const IndexResetResponseSchema = z.object({ Index: z.string(), Reset: z.literal(true) });
+
+export const IndexListResponseSchema = z.object({
+  Results: z.array(z.union([IndexStatsSchema, z.string()])),
+});

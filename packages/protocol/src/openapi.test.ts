@@ -114,4 +114,39 @@ describe('undocumentedRoutes', () => {
     ]);
     expect(undocumentedRoutes(added, fragment).slice(0, 1)).toEqual(['GET /b: not in the document']);
   });
+
+  it('asks, when told to, for every success answer: a 2xx with its schema or a 204, unless excepted', () => {
+    const routes = [
+      {
+        method: 'GET',
+        url: '/ok',
+        schema: { summary: 'A', response: { 200: { description: 'x', schema: z.object({}) } } },
+      },
+      {
+        method: 'DELETE',
+        url: '/gone',
+        schema: { summary: 'B', response: { 204: { description: 'gone' } } },
+      },
+      {
+        method: 'GET',
+        url: '/bare',
+        schema: { summary: 'C', response: { 200: { description: 'no schema' } } },
+      },
+      { method: 'GET', url: '/none', schema: { summary: 'D' } },
+      {
+        method: 'GET',
+        url: '/refusal-only',
+        schema: { summary: 'E', response: { 404: { description: 'x', schema: z.object({}) } } },
+      },
+      { method: 'GET', url: '/excepted', schema: { summary: 'F' } },
+    ];
+    const fragment = openApiPaths(routes, 'T');
+    expect(undocumentedRoutes(routes, fragment)).toEqual([]); // not asked: as before
+    const responses = { except: new Map([['GET /excepted', 'a stream']]) };
+    expect(undocumentedRoutes(routes, fragment, { responses })).toEqual(
+      ['GET /bare', 'GET /none', 'GET /refusal-only'].map(
+        (key) => `${key}: no 2xx schema.response with its schema, nor a 204 (or list it, saying why)`,
+      ),
+    );
+  });
 });

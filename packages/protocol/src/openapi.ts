@@ -184,6 +184,11 @@ export interface CoverageRules {
   undocumented?: ReadonlyMap<string, string>;
   /** `METHOD /url` of writes (POST, PUT, PATCH) that take no body, each for its reason. */
   bodyless?: ReadonlySet<string>;
+  /**
+   * Every route declares its success answer: a 2xx with its body's zod schema, or a 204 (no body). `except`:
+   * `METHOD /url` → why a route declares none (an app whose answers are not all described yet leaves it out).
+   */
+  responses?: { except: ReadonlyMap<string, string> };
 }
 
 /**
@@ -207,9 +212,18 @@ export function undocumentedRoutes(
       if (route.url.includes(':') && !schema.params) problems.push(`${key}: no schema.params`);
       if (['POST', 'PUT', 'PATCH'].includes(method) && !schema.body && !rules.bodyless?.has(key))
         problems.push(`${key}: no schema.body (or list it among the bodyless writes, saying why)`);
+      if (rules.responses && !rules.responses.except.has(key) && !declaresSuccess(schema))
+        problems.push(`${key}: no 2xx schema.response with its schema, nor a 204 (or list it, saying why)`);
     }
   }
   return problems;
+}
+
+/** Whether a route declares its success answer: a 2xx whose body has a schema, or a 204 (which has none). */
+function declaresSuccess(schema: RouteSchema): boolean {
+  return Object.entries(schema.response ?? {}).some(
+    ([status, response]) => status === '204' || (/^2\d\d$/.test(status) && response.schema !== undefined),
+  );
 }
 
 /** A whole document: the fragments' paths and components, with Rookery's problem+json shape. */

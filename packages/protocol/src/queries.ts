@@ -73,6 +73,13 @@ export interface QueryPlanNode {
   Details?: string;
   Children?: QueryPlanNode[];
 }
+export const QueryPlanNodeSchema: z.ZodType<QueryPlanNode> = z.lazy(() =>
+  z.object({
+    Operation: z.string(),
+    Details: z.string().optional(),
+    Children: z.array(QueryPlanNodeSchema).optional(),
+  }),
+);
 
 export interface FacetValue {
   Range: string;
@@ -87,16 +94,18 @@ export interface SuggestionResult {
   Suggestions: string[];
 }
 
-export interface QueryResult {
-  Results: unknown[];
-  Includes: Record<string, unknown>;
-  TotalResults: number;
-  SkippedResults: number;
-  IsStale: boolean;
-  IndexName: string | null;
-  IndexEtag: number;
-  ResultEtag: string;
-  DurationInMs: number;
-  Timings?: Record<string, number>;
-  Plan?: QueryPlanNode;
-}
+/** `POST/GET /databases/{db}/queries` response: a page of results (documents or projections). */
+export const QueryResultSchema = z.object({
+  Results: z.array(z.unknown()),
+  Includes: z.record(z.string(), z.unknown()),
+  TotalResults: z.number().int(),
+  SkippedResults: z.number().int(),
+  IsStale: z.boolean(),
+  IndexName: z.string().nullable(),
+  IndexEtag: z.number().int(),
+  ResultEtag: z.string(),
+  DurationInMs: z.number(),
+  Timings: z.record(z.string(), z.number()).optional(),
+  Plan: QueryPlanNodeSchema.optional(),
+});
+export type QueryResult = z.infer<typeof QueryResultSchema>;

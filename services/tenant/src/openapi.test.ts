@@ -21,6 +21,34 @@ const BODYLESS_WRITES = new Set([
   'PUT /databases/:db/hilo/return',
 ]);
 
+/**
+ * Routes whose success answer the document does not describe yet, each for its reason. Every other route declares
+ * a 2xx with its zod schema (from @rookery/protocol, the type its handler answers) or a 204.
+ */
+const WITHOUT_RESPONSE_SCHEMA = new Map([
+  // NDJSON streams: each line's shape is in docs/api.md; a JSON Schema of one body does not fit a stream of lines.
+  ['GET /databases/:db/streams/docs', 'an NDJSON stream'],
+  ['GET /databases/:db/streams/queries', 'an NDJSON stream'],
+  ['POST /databases/:db/streams/queries', 'an NDJSON stream'],
+  ['POST /databases/:db/bulk_insert', 'an NDJSON stream of progress lines'],
+  // WebSockets: their messages are in docs/live-data.md.
+  ['GET /databases/:db/changes', 'a WebSocket'],
+  ['GET /databases/:db/subscriptions/:name/connect', 'a WebSocket'],
+  // RavenDB-compatible routes answer RavenDB's shapes, which its clients read (not yet described here).
+  ['PUT /databases/:db/admin/indexes', "RavenDB's PutIndexesResponse"],
+  ['PUT /databases/:db/hilo/return', "RavenDB's client ignores the answer"],
+  ['GET /databases/:db/operations/next-operation-id', "RavenDB's shape"],
+  ['GET /databases/:db/operations/state', "RavenDB's operation state"],
+  ['PUT /admin/databases', "Rookery's or RavenDB's shape, as the request was"],
+  ['DELETE /admin/databases', "Rookery's or RavenDB's shape, as the request was"],
+  // Not described yet (what is left of issue [11]).
+  ['POST /databases/:db/admin/sweep', 'not described yet'],
+  ['GET /databases/:db/subscriptions', 'not described yet'],
+  ['PUT /databases/:db/subscriptions', 'not described yet'],
+  ['GET /databases/:db/subscriptions/:name', 'not described yet'],
+  ['DELETE /databases/:db/subscriptions/:name', 'not described yet'],
+]);
+
 let tmp: ReturnType<typeof makeTempDir>;
 let server: TenantServer;
 beforeAll(async () => {
@@ -34,9 +62,13 @@ afterAll(async () => {
 });
 
 describe("the tenant API's OpenAPI fragment", () => {
-  it('documents every route the server registers, with a summary and its URL parameters and body', () => {
+  it('documents every route the server registers, with a summary, its URL parameters, body and answer', () => {
     const fragment = tenantOpenApi(server.routes);
-    const rules = { undocumented: UNDOCUMENTED_TENANT_ROUTES, bodyless: BODYLESS_WRITES };
+    const rules = {
+      undocumented: UNDOCUMENTED_TENANT_ROUTES,
+      bodyless: BODYLESS_WRITES,
+      responses: { except: WITHOUT_RESPONSE_SCHEMA },
+    };
     expect(undocumentedRoutes(server.routes, fragment, rules)).toEqual([]);
     // Routes that must be there, as a floor that a broken route listing cannot pass by being empty.
     expect(Object.keys(fragment.paths)).toEqual(

@@ -1,4 +1,10 @@
-import { BatchRequestSchema, isRavenClient, toRavenCommandResult, validated } from '@rookery/protocol';
+import {
+  BatchRequestSchema,
+  BatchResponseSchema,
+  isRavenClient,
+  toRavenCommandResult,
+  validated,
+} from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
 import { storageQuotaExceeded, storageQuotaOf } from '../http/storage-quota.js';
 import { DatabaseParams, databaseOf, type RequestParts, type RouteContext } from './context.js';
@@ -16,6 +22,10 @@ export function batchRoutes(fastify: FastifyInstance, context: RouteContext): vo
     summary: 'One ACID batch of PUT, DELETE and PATCH commands',
     params: DatabaseParams,
     body: BatchBody,
+    response: {
+      // RavenDB's clients (which say so in a header) get RavenDB's shape of each result instead.
+      201: { description: 'One result per command, in order', schema: BatchResponseSchema },
+    },
   };
   app.post('/databases/:db/bulk_docs', { schema }, async (request, reply) => {
     const db = databaseOf(context, request);

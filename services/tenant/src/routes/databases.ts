@@ -1,5 +1,6 @@
 import {
   CreateDatabaseRequestSchema,
+  DatabaseListResponseSchema,
   DatabaseNameSchema,
   documented,
   RavenDatabaseRecordSchema,
@@ -40,7 +41,10 @@ export function databaseRoutes(app: FastifyInstance, context: RouteContext): voi
   });
 
   // Typed: a schema of a summary alone shares no property with fastify's FastifySchema.
-  const listSchema: RouteSchema = { summary: "The tenant's databases" };
+  const listSchema: RouteSchema = {
+    summary: "The tenant's databases",
+    response: { 200: { description: 'Their names, sorted', schema: DatabaseListResponseSchema } },
+  };
   app.get('/databases', { schema: listSchema }, async () => ({
     Databases: context.catalog.list(),
   }));

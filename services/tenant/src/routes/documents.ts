@@ -2,7 +2,9 @@ import { type Database, type LoadedDocument, ResponseBudget } from '@rookery/eng
 import {
   DocumentIdSchema,
   DocumentInputSchema,
+  GetDocumentsResponseSchema,
   type Parsed,
+  PutDocumentResponseSchema,
   RookeryError,
   referencedIds,
   validated,
@@ -49,6 +51,10 @@ export function documentRoutes(fastify: FastifyInstance, context: RouteContext):
         summary: 'Load documents by id, with the documents their `include` paths reference',
         params: DatabaseParams,
         querystring: GetQuery,
+        response: {
+          200: { description: 'Null for an id not found', schema: GetDocumentsResponseSchema },
+          304: { description: 'Not modified: the If-None-Match tag is still current' },
+        },
       },
     },
     (request, reply) => getDocuments(context, request, reply),
@@ -57,7 +63,14 @@ export function documentRoutes(fastify: FastifyInstance, context: RouteContext):
   const single = { params: DatabaseParams, querystring: SingleIdQuery };
   app.put(
     '/databases/:db/docs',
-    { schema: { summary: 'Store a document (If-Match: conditional)', ...single, body: DocumentBody } },
+    {
+      schema: {
+        summary: 'Store a document (If-Match: conditional)',
+        ...single,
+        body: DocumentBody,
+        response: { 201: { description: 'Stored', schema: PutDocumentResponseSchema } },
+      },
+    },
     async (request, reply) => {
       const db = databaseOf(context, request);
       const { id } = request.query;
@@ -76,7 +89,13 @@ export function documentRoutes(fastify: FastifyInstance, context: RouteContext):
 
   app.delete(
     '/databases/:db/docs',
-    { schema: { summary: 'Delete a document (If-Match: conditional)', ...single } },
+    {
+      schema: {
+        summary: 'Delete a document (If-Match: conditional)',
+        ...single,
+        response: { 204: { description: 'Deleted, or there was none' } },
+      },
+    },
     async (request, reply) => {
       const db = databaseOf(context, request);
       const { id } = request.query;

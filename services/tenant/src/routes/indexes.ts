@@ -1,12 +1,17 @@
 import {
   documented,
   IndexDefinitionSchema,
+  IndexListResponseSchema,
   IndexNameSchema,
+  IndexResetResponseSchema,
   type IndexStats,
+  IndexStatsSchema,
   isRavenClient,
   isRavenPutIndexes,
+  PutIndexResponseSchema,
   RavenPutIndexesSchema,
   RookeryError,
+  type RouteSchema,
   toRavenIndexDefinition,
   validated,
 } from '@rookery/protocol';
@@ -28,8 +33,13 @@ const ListQuery = validated(
   }),
   'query string',
 );
-/** An index named in the query string: `?name=`. */
-const named = (summary: string) => ({ summary, params: DatabaseParams, querystring: NameQuery });
+/** An index named in the query string: `?name=`, and what the route answers. */
+const named = (summary: string, response: RouteSchema['response']) => ({
+  summary,
+  params: DatabaseParams,
+  querystring: NameQuery,
+  response,
+});
 
 /**
  * Index management: `PUT /databases/{db}/indexes` (create or replace),
@@ -47,6 +57,11 @@ export function indexRoutes(fastify: FastifyInstance, context: RouteContext): vo
     // Rookery's definition, or RavenDB's {"Indexes": [...]}: the handler parses the one it got, so that the
     // refusal names its fields.
     body: documented(z.union([IndexDefinitionSchema, RavenPutIndexesSchema])),
+    // RavenDB's {"Indexes": [...]} is answered in RavenDB's shape.
+    response: {
+      200: { description: 'Replaced', schema: PutIndexResponseSchema },
+      201: { description: 'Created', schema: PutIndexResponseSchema },
+    },
   };
   app.put('/databases/:db/indexes', { schema: putSchema }, async (request, reply) => {
     // RavenDB's clients send JavaScript indexes here, wrapped as {"Indexes": [...]} (routes/ravendb/indexes.ts).
@@ -61,6 +76,8 @@ export function indexRoutes(fastify: FastifyInstance, context: RouteContext): vo
     summary: "The database's indexes and their state",
     params: DatabaseParams,
     querystring: ListQuery,
+    // RavenDB's clients get its definitions instead.
+    response: { 200: { description: 'Stats, or names', schema: IndexListResponseSchema } },
   };
   app.get('/databases/:db/indexes', { schema: listSchema }, async (request) => {
     const { namesOnly, start, pageSize } = request.query;
@@ -78,7 +95,9 @@ export function indexRoutes(fastify: FastifyInstance, context: RouteContext): vo
   // index — also one made elsewhere — and PUT → GET → PUT is identity. While a changed definition is built
   // side by side, the old index answers queries but the definition is the replacement's: editing again must
   // start from the change, not undo it.
-  const definitionSchema = named("An index's definition, exactly as PUT took it");
+  const definitionSchema = named("An index's definition, exactly as PUT took it", {
+    200: { description: 'The definition', schema: IndexDefinitionSchema },
+  });
   app.get('/databases/:db/indexes/definition', { schema: definitionSchema }, async (request) => {
     const { name } = request.query;
     const queries = await queriesOf(request.params);
@@ -87,12 +106,16 @@ export function indexRoutes(fastify: FastifyInstance, context: RouteContext): vo
     return queries.indexes.replacementDefinition(name) ?? reader.definition;
   });
 
-  app.get('/databases/:db/indexes/stats', { schema: named("An index's state") }, async (request) => {
+  const statsSchema = named("An index's state", {
+    200: { description: 'Its stats', schema: IndexStatsSchema },
+  });
+  app.get('/databases/:db/indexes/stats', { schema: statsSchema }, async (request) => {
     const { name } = request.query;
     return statsOf(context, await queriesOf(request.params), name);
   });
 
-  app.delete('/databases/:db/indexes', { schema: named('Delete an index') }, async (request, reply) => {
+  const deleteSchema = named('Delete an index', { 204: { description: 'Deleted' } });
+  app.delete('/databases/:db/indexes', { schema: deleteSchema }, async (request, reply) => {
     const { name } = request.query;
     const queries = await queriesOf(request.params);
     const deleted = await context.indexing.dropIndex(queries.db, name);
@@ -102,7 +125,11 @@ export function indexRoutes(fastify: FastifyInstance, context: RouteContext): vo
 
   app.post(
     '/databases/:db/indexes/reset',
-    { schema: named('Rebuild an index from the start') },
+    {
+      schema: named('Rebuild an index from the start', {
+        200: { description: 'The rebuild is under way', schema: IndexResetResponseSchema },
+      }),
+    },
     async (request) => {
       const { name } = request.query;
       const queries = await queriesOf(request.params);

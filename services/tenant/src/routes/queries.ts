@@ -4,6 +4,7 @@ import {
   QueryParametersSchema,
   type QueryRequest,
   QueryRequestSchema,
+  QueryResultSchema,
   QueryStringSchema,
   RookeryError,
   validated,
@@ -20,15 +21,19 @@ const QueryString = validated(QueryStringSchema, 'query string');
 export function queryRoutes(fastify: FastifyInstance, context: RouteContext): void {
   const app = fastify.withTypeProvider<RequestParts>();
   const summary = 'Run an RQL query: a page of results with TotalResults, IsStale, facets, suggestions';
+  const response = {
+    200: { description: 'A page of results', schema: QueryResultSchema },
+    304: { description: 'Not modified: the If-None-Match tag is still current' },
+  };
   app.post(
     '/databases/:db/queries',
-    { schema: { summary, params: DatabaseParams, body: QueryBody } },
+    { schema: { summary, params: DatabaseParams, body: QueryBody, response } },
     async (request, reply) => answer(context, request, reply, queryOptionsOf(request.body)),
   );
 
   // The query string is checked before the handler and parsed again by queryOptionsFromQueryString, which
   // GET streams/queries shares (and parses by hand, as its query string also takes `format`).
-  const getSchema = { summary, params: DatabaseParams, querystring: QueryString };
+  const getSchema = { summary, params: DatabaseParams, querystring: QueryString, response };
   app.get('/databases/:db/queries', { schema: getSchema }, async (request, reply) =>
     answer(context, request, reply, queryOptionsFromQueryString(request.query)),
   );

@@ -1,4 +1,11 @@
-import { HiLoRequestSchema, isRavenClient, RavenDateSchema, validated } from '@rookery/protocol';
+import {
+  DatabaseStatsSchema,
+  HiLoRequestSchema,
+  HiLoResponseSchema,
+  isRavenClient,
+  RavenDateSchema,
+  validated,
+} from '@rookery/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { entityTag, ifNoneMatch } from '../http/etag.js';
@@ -17,7 +24,15 @@ const HiLoQuery = validated(
 /** `GET /databases/{db}/stats` and `GET /databases/{db}/hilo/next`. */
 export function statsRoutes(fastify: FastifyInstance, context: RouteContext): void {
   const app = fastify.withTypeProvider<RequestParts>();
-  const statsSchema = { summary: "The database's counts, last etag and size", params: DatabaseParams };
+  const statsSchema = {
+    summary: "The database's counts, last etag and size",
+    params: DatabaseParams,
+    // RavenDB's clients get its indexes' staleness too (`Indexes`), beside these.
+    response: {
+      200: { description: 'The counts', schema: DatabaseStatsSchema },
+      304: { description: 'Not modified: the If-None-Match tag is still current' },
+    },
+  };
   app.get('/databases/:db/stats', { schema: statsSchema }, async (request, reply) => {
     const db = databaseOf(context, request);
     // RavenDB's clients wait for indexes by reading their staleness here: for them (only, as reading it
@@ -34,6 +49,13 @@ export function statsRoutes(fastify: FastifyInstance, context: RouteContext): vo
     summary: 'A range of ids for client-side generation',
     params: DatabaseParams,
     querystring: HiLoQuery,
+    response: {
+      200: {
+        description: 'A new range, never the same twice',
+        // LastRangeAt: when it was handed out, which RavenDB's clients send back with their next call.
+        schema: HiLoResponseSchema.extend({ LastRangeAt: z.iso.datetime() }),
+      },
+    },
   };
   app.get('/databases/:db/hilo/next', { schema: hiloSchema }, async (request, reply) => {
     const db = databaseOf(context, request);
