@@ -286,7 +286,7 @@ describe('RavenDB TCP attacks', () => {
       ['localhost:8443', 'localhost'],
       ['LocalHost', 'localhost'],
       ['127.0.0.1', '127.0.0.1'],
-    ]) {
+    ] as const) {
       const answered = await admin.call('GET', info, undefined, { host });
       expect(answered.status, host).toBe(200);
       const url = new URL(answered.json.Url as string);
