@@ -179,7 +179,7 @@ describe('prototype-poisoned bodies', () => {
       expect([put.status, put.json.code], body).toEqual([400, 'InvalidJson']);
     }
     const after = await admin.call('GET', '/databases/shop/docs?id=protos/1');
-    expect(after.json.Results[0]).toMatchObject({ Name: 'kept' });
+    expect((after.json.Results as unknown[])[0]).toMatchObject({ Name: 'kept' });
     // The words as values are only text: such a document is stored.
     const words = {
       Role: 'constructor',
