@@ -29,6 +29,17 @@ afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
 });
 
+/** Connects to `srv` on 127.0.0.1 as localhost, trusting the CA, with the client's credentials. */
+function connectTo(srv: TestServer, credentials: Omit<tls.ConnectionOptions, 'host' | 'port'>) {
+  return connect({
+    host: '127.0.0.1',
+    servername: 'localhost',
+    port: srv.port,
+    ca: [ca.certPem],
+    ...credentials,
+  });
+}
+
 async function server(host = '127.0.0.1'): Promise<TestServer> {
   const started = await startMutualTlsServer({
     certPem: serverCert.certPem,
@@ -50,11 +61,7 @@ describe('mutual TLS with certificates from the CA', () => {
       name: 'tls client',
       validDays: 1,
     });
-    const result = await connect({
-      host: '127.0.0.1',
-      servername: 'localhost',
-      port: srv.port,
-      ca: [ca.certPem],
+    const result = await connectTo(srv, {
       cert: client.certPem,
       key: client.keyPem,
     });
@@ -81,11 +88,7 @@ describe('mutual TLS with certificates from the CA', () => {
       keyType: 'rsa-2048',
     });
     // As the official RavenDB client hands them over with type 'pem': the RSA PRIVATE KEY block as `key`.
-    const result = await connect({
-      host: '127.0.0.1',
-      servername: 'localhost',
-      port: srv.port,
-      ca: [ca.certPem],
+    const result = await connectTo(srv, {
       cert: client.certPem,
       key: client.keyPem,
     });
@@ -102,11 +105,7 @@ describe('mutual TLS with certificates from the CA', () => {
       name: 'operator',
       validDays: 1,
     });
-    const result = await connect({
-      host: '127.0.0.1',
-      servername: 'localhost',
-      port: srv.port,
-      ca: [ca.certPem],
+    const result = await connectTo(srv, {
       cert: operator.certPem,
       key: operator.keyPem,
     });
@@ -129,11 +128,7 @@ describe('mutual TLS with certificates from the CA', () => {
       password: 'correct horse',
       friendlyName: 'p12 client',
     });
-    const result = await connect({
-      host: '127.0.0.1',
-      servername: 'localhost',
-      port: srv.port,
-      ca: [ca.certPem],
+    const result = await connectTo(srv, {
       pfx,
       passphrase: 'correct horse',
     });
@@ -150,11 +145,7 @@ describe('mutual TLS with certificates from the CA', () => {
       name: 'stranger',
       validDays: 1,
     });
-    const result = await connect({
-      host: '127.0.0.1',
-      servername: 'localhost',
-      port: srv.port,
-      ca: [ca.certPem],
+    const result = await connectTo(srv, {
       cert: stranger.certPem,
       key: stranger.keyPem,
     });
@@ -167,12 +158,7 @@ describe('mutual TLS with certificates from the CA', () => {
 
   it('refuses a client with no certificate', async () => {
     const srv = await server();
-    const result = await connect({
-      host: '127.0.0.1',
-      servername: 'localhost',
-      port: srv.port,
-      ca: [ca.certPem],
-    });
+    const result = await connectTo(srv, {});
     expect(result.data).toBe('');
     await vi.waitFor(() => expect(srv.clientErrors.length).toBe(1));
     expect(srv.accepted()).toBe(0);
