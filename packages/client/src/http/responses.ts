@@ -5,6 +5,10 @@ import { QueryParametersSchema } from '@rookery/protocol';
 import { z } from 'zod';
 import { clientError } from '../errors.js';
 
+// The server's own answer schemas where the client reads them as they are (one source with the routes'
+// OpenAPI description); the ones below are the client's where it tolerates older servers (defaults).
+export { BatchResponseSchema, HiLoResponseSchema } from '@rookery/protocol';
+
 const DocumentSchema = z.record(z.string(), z.unknown());
 
 export const GetDocumentsResponseSchema = z.object({
@@ -24,27 +28,6 @@ export const QueryResultSchema = z.looseObject({
   DurationInMs: z.number().default(0),
 });
 export type QueryResultBody = z.infer<typeof QueryResultSchema>;
-
-export const BatchResponseSchema = z.object({
-  Results: z.array(
-    z.looseObject({
-      Type: z.enum(['PUT', 'DELETE', 'PATCH']),
-      Id: z.string(),
-      ChangeVector: z.string().nullable(),
-      Collection: z.string().nullable(),
-      LastModified: z.string().nullable(),
-      Deleted: z.boolean().optional(),
-    }),
-  ),
-});
-
-export const HiLoResponseSchema = z.object({
-  Prefix: z.string(),
-  Low: z.number().int(),
-  High: z.number().int(),
-  LastSize: z.number().int(),
-  ServerTag: z.string(),
-});
 
 export const TwoFactorSessionSchema = z.object({
   Binding: z.enum(['browser', 'certificate']),
