@@ -13,18 +13,17 @@ export { bytesUnder } from './disk-usage.js';
 export { idKey } from './ids.js';
 export {
   awaitedBuildOf,
-  collectionsOf,
   DatabaseIndexer,
   type DatabaseIndexerOptions,
   DEFAULT_MAX_INDEXES,
   type IndexProgress,
-  indexStatsOf,
 } from './indexing/database-indexer.js';
 export {
   DEFAULT_INDEX_SNAPSHOT_ETAGS,
   DEFAULT_INDEX_SNAPSHOT_MS,
   type IndexSnapshotPolicy,
 } from './indexing/index-snapshot-schedule.js';
+export { collectionsOf, indexStatsOf } from './indexing/index-stats.js';
 export { PrepareThread } from './indexing/prepare-thread.js';
 export { DEFAULT_SANDBOX_LIMITS, SandboxError, type SandboxLimits } from './indexing/sandbox/index.js';
 export { SandboxBudget } from './indexing/sandbox-budget.js';

@@ -10,7 +10,7 @@ import {
 } from '@rookery/protocol';
 import type { FieldPath, NumericValue, RqlQuery } from '@rookery/rql';
 import type { Database } from '../database.js';
-import { collectionsOf } from '../indexing/database-indexer.js';
+import { collectionsOf } from '../indexing/index-stats.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, ResponseBudget } from '../response-budget.js';
 import { chooseAutoIndex } from './auto-index.js';
 import { parseQueryText, RqlCompiler } from './compile-rql.js';
