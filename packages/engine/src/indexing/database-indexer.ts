@@ -294,13 +294,17 @@ export class DatabaseIndexer {
       this.indexes.delete(key);
       this.unload(old);
     }
-    removeIndexFiles(target);
-    if (staged !== undefined) {
-      if (replacement) removeIndexFiles(replacement.file);
-      fs.renameSync(staged, target);
-    } else if (replacement) {
-      fs.rmSync(markerFileOf(replacement.file), { force: true });
-      fs.renameSync(replacement.file, target);
+    const incoming = staged ?? replacement?.file;
+    if (incoming === undefined) {
+      removeIndexFiles(target);
+    } else {
+      // Renamed over the old file, not after removing it: queries open the file by its name at any moment,
+      // and a rename replaces it at once, so they find the old index or the new one, never none (removed
+      // first, a query in between answered 404 IndexNotFound: a flood of changed definitions showed it).
+      removeIndexSidecars(target);
+      if (staged !== undefined && replacement) removeIndexFiles(replacement.file);
+      if (staged === undefined && replacement) fs.rmSync(markerFileOf(replacement.file), { force: true });
+      fs.renameSync(incoming, target);
     }
     this.indexes.set(...this.load(target));
   }
@@ -686,6 +690,12 @@ export function awaitedBuildOf(db: BetterSqlite3.Database): string | null {
 }
 
 export function removeIndexFiles(file: string): void {
-  for (const suffix of ['-wal', '-shm', '-journal', '']) fs.rmSync(file + suffix, { force: true });
+  removeIndexSidecars(file);
+  fs.rmSync(file, { force: true });
+}
+
+/** An index file's WAL, shared memory, journal and writer marker: what must not outlive the file they belong to. */
+function removeIndexSidecars(file: string): void {
+  for (const suffix of ['-wal', '-shm', '-journal']) fs.rmSync(file + suffix, { force: true });
   fs.rmSync(markerFileOf(file), { force: true });
 }
