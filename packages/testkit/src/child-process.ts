@@ -32,3 +32,16 @@ export function waitForExit(
   }
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 }
+
+/**
+ * Resolves once `child` sends its first IPC message (the services' "ready"), and rejects if it exits
+ * before: a child that cannot start fails the test at once, naming itself, rather than timing it out.
+ */
+export function untilReady(child: ChildProcess, name: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code, signal) =>
+      reject(new Error(`${name} exited during start (${code ?? signal})`)),
+    );
+  });
+}

@@ -1,4 +1,4 @@
-export { spawnTs, tsNodeArgs, waitForExit } from './child-process.js';
+export { spawnTs, tsNodeArgs, untilReady, waitForExit } from './child-process.js';
 export {
   findPostgresBin,
   type PostgresServer,

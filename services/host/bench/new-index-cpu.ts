@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Database } from '@rookery/engine';
 import { jobQueueFile, openSqliteJobQueue } from '@rookery/jobs';
 import { type IndexDefinition, ROOKERY_JOB_TYPES } from '@rookery/protocol';
-import { spawnTs, waitForExit } from '@rookery/testkit';
+import { spawnTs, untilReady, waitForExit } from '@rookery/testkit';
 import pino from 'pino';
 import { loadHostConfig } from '../src/config.js';
 import { IndexBuildQueue } from '../src/index-builds.js';
@@ -96,12 +96,7 @@ async function startWorker(dataDir: string, mirror: string): Promise<ChildProces
     ROOKERY_LOG_LEVEL: 'warn',
   });
   child.stdout?.resume();
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', (code, signal) =>
-      reject(new Error(`the worker exited during start (${code ?? signal})`)),
-    );
-  });
+  await untilReady(child, 'the worker');
   return child;
 }
 

@@ -16,7 +16,7 @@ import {
   type IndexStats,
   ROOKERY_JOB_TYPES,
 } from '@rookery/protocol';
-import { makeTempDir, spawnTs, waitForExit } from '@rookery/testkit';
+import { makeTempDir, spawnTs, untilReady, waitForExit } from '@rookery/testkit';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadHostConfig } from './config.js';
@@ -94,12 +94,7 @@ async function startWorker(
     await waitForExit(child);
   });
   child.stdout?.resume();
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', (code, signal) =>
-      reject(new Error(`the worker exited during start (${code ?? signal})`)),
-    );
-  });
+  await untilReady(child, 'the worker');
   return child;
 }
 

@@ -3,7 +3,7 @@
 // job queue), mirror, master key and host as the stack, so the jobs the console queues really run.
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { spawnTs, waitForExit } from '@rookery/testkit';
+import { spawnTs, untilReady, waitForExit } from '@rookery/testkit';
 
 // The gateway does not depend on the worker package; the fixture runs its entry point from the sources.
 const WORKER_MAIN = fileURLToPath(new URL('../../../worker/src/main.ts', import.meta.url));
@@ -37,12 +37,7 @@ export async function startStackWorker(options: StackWorkerOptions): Promise<Sta
     ROOKERY_LOG_LEVEL: 'warn',
   });
   child.stdout?.resume();
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', (code, signal) =>
-      reject(new Error(`the worker exited during start (${code ?? signal})`)),
-    );
-  });
+  await untilReady(child, 'the worker');
   return {
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

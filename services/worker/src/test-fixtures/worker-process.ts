@@ -3,7 +3,7 @@
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawnTs, waitForExit } from '@rookery/testkit';
+import { spawnTs, untilReady, waitForExit } from '@rookery/testkit';
 
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 
@@ -31,12 +31,7 @@ export function workerProcesses(dataDir: string): WorkerProcesses {
       });
       children.push(child);
       child.stdout?.resume();
-      await new Promise<void>((resolve, reject) => {
-        child.once('message', () => resolve());
-        child.once('exit', (code, signal) =>
-          reject(new Error(`the worker exited during start (${code ?? signal})`)),
-        );
-      });
+      await untilReady(child, 'the worker');
       return child;
     },
     async stopAll() {
