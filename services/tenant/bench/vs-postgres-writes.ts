@@ -17,6 +17,9 @@
 // Each phase warms up both sides first (JIT, connections, caches) with documents of other ids. After
 // the run, a sample of ids is read back from both sides and compared (the run fails on a difference).
 //
+// `--puts 0` runs the bulk load alone (no single-document phase; its figures are then null).
+// With ROOKERY_BENCH_CPU_PROF=<dir>, the tenant and its indexer write V8 CPU profiles there on exit.
+//
 // Stages go to stderr; the last stdout line is one JSON object with both figures and the ratios
 // (Rookery / PostgreSQL: above 1 means Rookery is faster).
 import os from 'node:os';
@@ -156,15 +159,34 @@ const clients = Array.from(
     new pg.Client({ host: postgres.socketDir, port: postgres.port, user: 'postgres', database: 'postgres' }),
 );
 const tmp = makeTempDir('rookery-bench-vs-pg-');
+const profileDir = process.env.ROOKERY_BENCH_CPU_PROF;
 const tenant = await startServer(path.join(here, '..', 'src', 'main.ts'), {
   ROOKERY_DATA: tmp.dir,
   ROOKERY_PORT: '0',
   ROOKERY_LOG_LEVEL: 'warn',
+  ...(profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
 });
 const pool = new Pool(tenant.url, { connections: CONNECTIONS, pipelining: 1 });
 const figures: Record<string, number> = {};
 /** µs of CPU per measured PUT, of the tenant process and its indexer, per thread and in total. */
 let cpuPerPut: Record<string, number> = {};
+
+/** Phase 1 (skipped with `--puts 0`): warm both, then Rookery and PostgreSQL back to back on the same documents. */
+async function singleDocumentWrites(): Promise<void> {
+  await rookeryPuts(pool, putWarmup);
+  await postgresUpserts(clients, putWarmup);
+  const cpuBefore = cpuByThread(tenant.pid);
+  figures.rookery_put_per_s = await rookeryPuts(pool, putDocs);
+  cpuPerPut = cpuPerOperation(cpuBefore, cpuByThread(tenant.pid), putDocs.length);
+  figures.postgres_upsert_per_s = await postgresUpserts(clients, putDocs);
+  log({
+    stage: 'single_document_writes',
+    documents: PUTS,
+    rookery_per_s: Math.round(figures.rookery_put_per_s),
+    postgres_per_s: Math.round(figures.postgres_upsert_per_s),
+    rookery_cpu_us_per_put: cpuPerPut,
+  });
+}
 try {
   await Promise.all(clients.map((c) => c.connect()));
   const admin = clients[0]!;
@@ -181,31 +203,21 @@ try {
   });
   await created.body.dump();
 
-  // 1. Single-document writes: warm both, then Rookery and PostgreSQL back to back on the same documents.
-  await rookeryPuts(pool, putWarmup);
-  await postgresUpserts(clients, putWarmup);
-  const cpuBefore = cpuByThread(tenant.pid);
-  figures.rookery_put_per_s = await rookeryPuts(pool, putDocs);
-  cpuPerPut = cpuPerOperation(cpuBefore, cpuByThread(tenant.pid), putDocs.length);
-  figures.postgres_upsert_per_s = await postgresUpserts(clients, putDocs);
-  log({
-    stage: 'single_document_writes',
-    documents: PUTS,
-    rookery_per_s: Math.round(figures.rookery_put_per_s),
-    postgres_per_s: Math.round(figures.postgres_upsert_per_s),
-    rookery_cpu_us_per_put: cpuPerPut,
-  });
-
+  if (PUTS > 0) await singleDocumentWrites();
   // 2. Bulk loads: a warm-up load each (it also starts Rookery's parse thread), then the measured one.
   await rookeryBulk(pool, bulkWarmup);
   await postgresCopy(admin, bulkWarmup);
+  const bulkCpuBefore = cpuByThread(tenant.pid);
   figures.rookery_bulk_per_s = await rookeryBulk(pool, bulkDocs);
+  const cpuPerBulkDoc = cpuPerOperation(bulkCpuBefore, cpuByThread(tenant.pid), bulkDocs.length);
   figures.postgres_copy_per_s = await postgresCopy(admin, bulkDocs);
   log({
     stage: 'bulk_load',
     documents: BULK,
     rookery_per_s: Math.round(figures.rookery_bulk_per_s),
     postgres_per_s: Math.round(figures.postgres_copy_per_s),
+    // The request thread is `main`, bulk insert's parse thread one of the others (a worker thread's name).
+    rookery_cpu_us_per_doc: cpuPerBulkDoc,
   });
 
   await checkSameAnswers(pool, admin, [...putDocs, ...bulkDocs]);
@@ -230,12 +242,15 @@ console.log(
   JSON.stringify({
     bench: 'vs-postgres-writes',
     documents: { puts: PUTS, bulk: BULK, avg_doc_bytes: avgBytes, connections: CONNECTIONS },
-    put_per_s: {
-      rookery: Math.round(figures.rookery_put_per_s!),
-      postgres: Math.round(figures.postgres_upsert_per_s!),
-    },
-    put_ratio: ratio(figures.rookery_put_per_s!, figures.postgres_upsert_per_s!),
-    rookery_cpu_us_per_put: cpuPerPut.total,
+    put_per_s:
+      PUTS > 0
+        ? {
+            rookery: Math.round(figures.rookery_put_per_s!),
+            postgres: Math.round(figures.postgres_upsert_per_s!),
+          }
+        : null,
+    put_ratio: PUTS > 0 ? ratio(figures.rookery_put_per_s!, figures.postgres_upsert_per_s!) : null,
+    rookery_cpu_us_per_put: cpuPerPut.total ?? null,
     bulk_per_s: {
       rookery: Math.round(figures.rookery_bulk_per_s!),
       postgres: Math.round(figures.postgres_copy_per_s!),
