@@ -30,6 +30,8 @@ const pending = new Set<string>();
 /** Databases whose last batch failed: retried after a pause instead of in a hot loop. */
 const backingOff = new Set<string>();
 let working = false;
+/** Databases the tenant nudged and has not been told `idle` about since: it sends no more nudges for them. */
+const nudged = new Set<string>();
 
 /** The safety net for lost nudges: every database is looked at this often (one pragma when nothing changed). */
 const POLL_MS = 1_000;
@@ -45,6 +47,15 @@ function send(message: FromIndexer): void {
   // The tenant may already be gone (killed before we said ready); 'disconnect' then ends us.
   if (!process.connected) return;
   process.send?.(message, undefined, undefined, () => undefined);
+}
+
+/**
+ * Tells the tenant we looked at `db` after its nudge and found it caught up, so that its next commit
+ * nudges us again; until then it sends none (services/tenant/src/indexing/nudges.ts). Only for a database
+ * we were nudged about: the polls and other looks send nothing.
+ */
+function sayIdle(db: string): void {
+  if (nudged.delete(db)) send({ type: 'idle', db });
 }
 
 function schedule(db: string): void {
@@ -65,13 +76,16 @@ async function work(): Promise<void> {
     while (pending.size > 0) {
       for (const db of [...pending]) {
         const indexer = indexers.get(db);
+        // Taken off before the look: a nudge that arrives while the step reads puts it back, so a commit
+        // the step began too early to see is looked at again, and that nudge is not answered `idle`.
+        pending.delete(db);
         if (!indexer) {
-          pending.delete(db);
+          sayIdle(db);
           continue;
         }
         // Nothing committed, put or adopted since the last quiet point: nothing to index, adopt or copy.
         if (indexer.isQuiet()) {
-          pending.delete(db);
+          sayIdle(db);
           continue;
         }
         const progress = await indexer.step();
@@ -79,20 +93,19 @@ async function work(): Promise<void> {
         if (indexers.get(db) !== indexer) continue;
         for (const p of progress) send({ type: 'progress', db, ...p });
         if (progress.length === 0) {
-          pending.delete(db);
           const adopted = adoptBuilt(db, indexer);
           const copied = await snapshotDue(db, indexer);
           // A failed adoption or copy keeps the database looked at every second, to try again.
           if (adopted && copied && indexers.get(db) === indexer) indexer.markQuiet();
+          if (!pending.has(db)) sayIdle(db);
         } else if (progress.every((p) => p.documents === 0 && p.errors > 0)) {
-          pending.delete(db);
           backingOff.add(db);
           log.warn({ db, indexes: progress.map((p) => p.index) }, 'indexing failed; retrying in a second');
           setTimeout(() => {
             backingOff.delete(db);
             schedule(db);
           }, BACKOFF_MS).unref();
-        }
+        } else pending.add(db); // more batches to index
       }
       await new Promise((resolve) => setImmediate(resolve));
     }
@@ -186,8 +199,10 @@ function handle(message: ToIndexer): unknown {
       indexers.get(message.db)?.close();
       indexers.delete(message.db);
       pending.delete(message.db);
+      nudged.delete(message.db);
       return null;
     case 'nudge':
+      nudged.add(message.db);
       schedule(message.db);
       return null;
     case 'built':

@@ -11,6 +11,7 @@ import {
   refusalOf,
   ToIndexerSchema,
 } from './messages.js';
+import { Nudges } from './nudges.js';
 
 const RESTART_DELAY_MS = 500;
 /** How long a request waits for the indexer's answer by default (ROOKERY_INDEXER_REQUEST_TIMEOUT_MS). */
@@ -52,7 +53,12 @@ export class IndexerProcess {
   private readonly open = new Map<string, { directory: string; mirror: string | undefined }>();
   private readonly listeners = new Set<ProgressListener>();
   private readonly buildListeners = new Set<(event: WorkerBuildEvent) => void>();
-  private readonly nudged = new Set<string>();
+  /** A nudge lost to a closing channel is harmless: the restarted indexer looks at every database. */
+  private readonly nudges = new Nudges((db) => {
+    if (!this.child?.connected) return false;
+    this.child.send({ type: 'nudge', db }, () => undefined);
+    return true;
+  });
   private stopping = false;
   /** Settles when the current indexer process has loaded its code (its `ready` message) or has exited. */
   private booted: Promise<void> = Promise.resolve();
@@ -89,18 +95,23 @@ export class IndexerProcess {
 
   async closeDatabase(db: string): Promise<void> {
     if (!this.open.delete(db)) return;
+    this.nudges.forget(db);
     await this.request({ type: 'close', db });
   }
 
-  /** Tells the indexer a database changed; coalesced to one message per database per event-loop turn. */
+  /** Tells the indexer a database changed: at once when it is idle, else once it says it is (nudges.ts). */
   nudge(db: string): void {
-    if (this.nudged.has(db)) return;
-    this.nudged.add(db);
-    setImmediate(() => {
-      this.nudged.delete(db);
-      // A nudge lost to a closing channel is harmless: the restarted indexer looks at every database.
-      if (this.child?.connected) this.child.send({ type: 'nudge', db }, () => undefined);
-    });
+    this.nudges.nudge(db);
+  }
+
+  /** Nudges written to the channel since start. */
+  get nudgesSent(): number {
+    return this.nudges.sent;
+  }
+
+  /** Resolves once the indexer has said it caught up with every commit it was nudged about in `db`. */
+  settled(db: string): Promise<void> {
+    return this.nudges.settled(db);
   }
 
   /** Tells the indexer a worker's build of one of the database's indexes finished: it adopts it now. */
@@ -180,6 +191,8 @@ export class IndexerProcess {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     this.child = child;
+    // What was out went to the indexer before this one; this one looks at every database it is opened with.
+    this.nudges.reset();
     this.booted = new Promise((resolve) => {
       this.markBooted = resolve;
     });
@@ -237,6 +250,10 @@ export class IndexerProcess {
     }
     if (message.type === 'build-request' || message.type === 'adopted') {
       for (const listener of this.buildListeners) listener(message);
+      return;
+    }
+    if (message.type === 'idle') {
+      this.nudges.idle(message.db);
       return;
     }
     if (message.type === 'ready') this.markBooted();

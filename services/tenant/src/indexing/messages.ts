@@ -36,6 +36,8 @@ export type IndexerRequestBody = IndexerRequest extends infer R
 
 export const FromIndexerSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready') }),
+  /** After a nudge about `db`: the indexer looked and found every index caught up (nudges.ts). */
+  z.object({ type: z.literal('idle'), db: DbSchema }),
   z.object({
     type: z.literal('reply'),
     id: z.number().int(),
