@@ -8,7 +8,12 @@
 // - p50/p99 ms of the NuGet pages and the other query shapes, each run
 //   ITERATIONS times after a warm-up, through the engine's IndexReader (the
 //   same code the HTTP API runs; HTTP is measured by the k6 suite); the
-//   searches also "cold", with the reader's match bitmaps dropped before each.
+//   searches also "cold", with the reader's match bitmaps dropped before each, and "mixed":
+//   ITERATIONS searches (words, and pairs of words) drawn with repetition, Zipf-weighted over the
+//   whole vocabulary of the Query field (nuget-workload.ts), as users search: hundreds of distinct
+//   words, a few recurring (search_1term_mixed_*, search_2terms_mixed_*, mixed_distinct_words);
+// - point_equality and startswith_prefix look up PackageIds sampled uniformly across every version
+//   (a reservoir of 1,000), not the first few.
 //
 // --per-tag adds a stderr line per search tag (8 common, 8 rare): its matches and ms for the SQL plan
 // alone, and with match bitmaps for the first query and once kept (one reader, common tags first).
@@ -25,7 +30,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { generatePackages, TAGS } from '@rookery/datagen';
+import { generatePackages, Random, TAGS } from '@rookery/datagen';
 import type { IndexDefinition } from '@rookery/protocol';
 import { Database } from '../src/database.js';
 import { DatabaseIndexer } from '../src/indexing/database-indexer.js';
@@ -34,6 +39,15 @@ import { PrepareThread } from '../src/indexing/prepare-thread.js';
 import { IndexReader } from '../src/query/index-reader.js';
 import type { IndexQuery, Predicate } from '../src/query/plan.js';
 import { BY_FIELDS_INDEX, SEARCH_INDEX } from './nuget-indexes.js';
+import {
+  countWords,
+  queryWords,
+  Reservoir,
+  type Vocabulary,
+  zipfPairs,
+  zipfWords,
+} from './nuget-workload.js';
+import { log, percentile, round } from './stats.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -48,12 +62,6 @@ const KEEP_DIR = (() => {
   const i = process.argv.indexOf('--dir');
   return i === -1 ? null : path.resolve(process.argv[i + 1] ?? '');
 })();
-const log = (message: string) =>
-  process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
 
 function measure(name: string, run: (i: number) => unknown): { p50: number; p99: number } {
   for (let i = 0; i < Math.min(30, ITERATIONS); i++) run(i);
@@ -69,8 +77,6 @@ function measure(name: string, run: (i: number) => unknown): { p50: number; p99:
   return result;
 }
 
-const round = (n: number) => Math.round(n * 1000) / 1000;
-
 interface Built {
   mapRate: number;
   reduceRate: number;
@@ -78,18 +84,23 @@ interface Built {
   mapInlineRate: number | null;
   reduceInlineRate: number | null;
   ids: string[];
+  /** The Query field's words with their document counts (the mixed searches draw from it). */
+  vocabulary: [string, number][];
 }
 
 /** Inserts the documents and builds both indexes in `dir`; the ids are a sample of PackageIds to query. */
 async function buildDatabase(dir: string): Promise<Built> {
   const db = Database.create(dir, 'nuget');
   log(`inserting ${DOCS.toLocaleString('en')} package versions`);
-  const ids: string[] = [];
+  // Sampled across every version: a reservoir, so late packages are as likely as the first.
+  const sample = new Reservoir<string>(1_000, SEED);
+  const vocabulary: Vocabulary = new Map();
   let chunk: { Id: string; Document: Record<string, unknown> }[] = [];
   for (const doc of generatePackages({ seed: SEED, packageVersions: DOCS })) {
     const { id, ...body } = doc;
     chunk.push({ Id: id, Document: body as unknown as Record<string, unknown> });
-    if (ids.length < 100_000 && ids.length % 7 === 0) ids.push(doc.PackageId);
+    sample.offer(doc.PackageId);
+    countWords(vocabulary, queryWords(doc));
     if (chunk.length === CHUNK) {
       await db.insertMany(chunk);
       chunk = [];
@@ -128,25 +139,45 @@ async function buildDatabase(dir: string): Promise<Built> {
   }
   indexer.close();
   await prepareThread.close();
-  return { mapRate, reduceRate, mapInlineRate, reduceInlineRate, ids };
+  return {
+    mapRate,
+    reduceRate,
+    mapInlineRate,
+    reduceInlineRate,
+    ids: sample.items,
+    vocabulary: [...vocabulary],
+  };
 }
 
 async function main(): Promise<void> {
   const dir = KEEP_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'rookery-bench-queries-'));
-  const built = path.join(dir, `bench-${DOCS}-${SEED}.json`);
+  // v2: {ids, vocabulary}; a v1 file (the ids alone, sampled from the first versions) is rebuilt.
+  const built = path.join(dir, `bench-${DOCS}-${SEED}.v2.json`);
   try {
     let figures: Built;
     if (KEEP_DIR && fs.existsSync(built)) {
       log(`reusing the database in ${dir}`);
-      const ids = JSON.parse(fs.readFileSync(built, 'utf8')) as string[];
-      figures = { mapRate: 0, reduceRate: 0, mapInlineRate: null, reduceInlineRate: null, ids };
+      const kept = JSON.parse(fs.readFileSync(built, 'utf8')) as Pick<Built, 'ids' | 'vocabulary'>;
+      figures = { mapRate: 0, reduceRate: 0, mapInlineRate: null, reduceInlineRate: null, ...kept };
     } else {
       if (KEEP_DIR) fs.rmSync(dir, { recursive: true, force: true });
       fs.mkdirSync(dir, { recursive: true });
       figures = await buildDatabase(dir);
-      fs.writeFileSync(built, JSON.stringify(figures.ids));
+      fs.writeFileSync(built, JSON.stringify({ ids: figures.ids, vocabulary: figures.vocabulary }));
     }
     const { mapRate, reduceRate, mapInlineRate, reduceInlineRate, ids } = figures;
+    // The mixed searches: WARM_UP + ITERATIONS draws, so measure()'s warm-up takes its own words.
+    const vocabulary: Vocabulary = new Map(figures.vocabulary);
+    const rng = new Random(SEED, 11);
+    const draws = ITERATIONS + Math.min(30, ITERATIONS);
+    const mixedWords = zipfWords(vocabulary, draws, rng);
+    const mixedPairs = zipfPairs(vocabulary, draws, rng).map(([a, b]) => `${a} ${b}`);
+    const mixedDistinct = new Set(mixedWords.slice(-ITERATIONS)).size;
+    log(
+      `mixed searches: ${mixedDistinct} distinct words in ${ITERATIONS} (e.g. ${mixedWords.slice(0, 8).join(', ')})`,
+    );
+    let mixed1 = 0;
+    let mixed2 = 0;
 
     const open = (name: string) => new IndexReader(path.join(dir, INDEXES_DIRECTORY, indexFileName(name)));
     const search = open(SEARCH_INDEX.Name);
@@ -229,6 +260,13 @@ async function main(): Promise<void> {
         search.dropMatchSets();
         return search.run(listing(withSearch(`${common[i % 8]} ${common[(i + 3) % 8]}`, 'and'), 0));
       }),
+      // Drawn in sequence, warm-up included: the reader keeps what earlier words read, as in service.
+      search_1term_mixed: measure('search_1term_mixed', () =>
+        search.run(listing(withSearch(mixedWords[mixed1++ % draws] ?? 'json', 'or'), 0)),
+      ),
+      search_2terms_mixed: measure('search_2terms_mixed', () =>
+        search.run(listing(withSearch(mixedPairs[mixed2++ % mixedPairs.length] ?? 'json', 'and'), 0)),
+      ),
       facets_tags_whole_dataset: measure('facets_tags_whole_dataset', () =>
         search.facets(null, [{ kind: 'terms', field: 'Tags', name: 'Tags', top: 20, order: 'countDesc' }]),
       ),
@@ -246,7 +284,7 @@ async function main(): Promise<void> {
       ),
       point_equality: measure('point_equality', (i) =>
         byFields.run({
-          where: { kind: 'compare', field: 'PackageId', op: '=', value: ids[(i * 7919) % ids.length] ?? '' },
+          where: { kind: 'compare', field: 'PackageId', op: '=', value: ids[(i + 7) % ids.length] ?? '' },
           orderBy: [],
           skip: 0,
           take: 30,
@@ -259,6 +297,8 @@ async function main(): Promise<void> {
     const line: Record<string, number | string> = {
       bench: 'queries',
       docs: DOCS,
+      sampled_package_ids: ids.length,
+      mixed_distinct_words: mixedDistinct,
       index_map_docs_per_s: mapRate,
       index_mapreduce_docs_per_s: reduceRate,
       ...(mapInlineRate !== null && reduceInlineRate !== null

@@ -4,14 +4,16 @@
 // - Rookery: the benchmarks' map index `Packages/ByFields` (bench/nuget-indexes.ts; Query = Tags +
 //   Title + PackageId, full text), built by the indexer; IndexReader.run in process (the code the HTTP
 //   API runs).
-// - PostgreSQL: a private server (@rookery/testkit), one row per version with its id, IsPrerelease,
-//   DownloadCount, Created and the Query words as a tsvector made from exactly the tokens FTS5 makes
-//   (letters and digits, lowercased: `array_to_tsvector`, so both sides search the same words), a GIN
-//   index on the tsvector and a btree on (DownloadCount DESC, Created) — what an expert builds for
-//   "these words, not prerelease, most downloaded first, with the total" — after VACUUM ANALYZE; one
-//   two prepared statements over the Unix socket, the total and the page:
+// - PostgreSQL: a private server (@rookery/testkit), loaded by postgres-nuget.ts (shared with
+//   bench:vs-postgres-queries): one row per version with its id, IsPrerelease, DownloadCount, Created
+//   and the Query words as a tsvector made from exactly the tokens FTS5 makes (letters and digits,
+//   lowercased: `array_to_tsvector`, so both sides search the same words), a GIN index on the
+//   tsvector and a partial btree on (DownloadCount DESC, Created, seq) WHERE NOT IsPrerelease — what
+//   an expert builds for "these words, not prerelease, most downloaded first, with the total" (README.md
+//   here) — after VACUUM ANALYZE; two prepared statements over the Unix socket, the total and the page:
 //   `SELECT count(*) FROM packages WHERE NOT is_prerelease AND body @@ $1` and `SELECT id FROM packages
-//   WHERE NOT is_prerelease AND body @@ $1 ORDER BY download_count DESC, created LIMIT 30`.
+//   WHERE NOT is_prerelease AND body @@ $1 ORDER BY download_count DESC, created, seq LIMIT 30` (`seq`,
+//   the insertion order, breaks ties as Rookery's entry order does).
 // - Rookery as it read searches before the full-text postings (`rookery_fts5_*`: the same file, a
 //   reader with `postings: false`, every search through FTS5): before and after in one run.
 //
@@ -31,15 +33,17 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { generatePackages, Random } from '@rookery/datagen';
+import { Random } from '@rookery/datagen';
 import { startPostgres } from '@rookery/testkit';
 import pg from 'pg';
-import { Database } from '../src/database.js';
 import { DatabaseIndexer } from '../src/indexing/database-indexer.js';
 import { INDEXES_DIRECTORY, indexFileName } from '../src/indexing/index-file.js';
 import { IndexReader } from '../src/query/index-reader.js';
 import type { IndexQuery, Predicate } from '../src/query/plan.js';
 import { BY_FIELDS_INDEX } from './nuget-indexes.js';
+import { drawTerms, type Vocabulary } from './nuget-workload.js';
+import { loadBothSides, planOf } from './postgres-nuget.js';
+import { log, round, summary } from './stats.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -48,104 +52,17 @@ const arg = (name: string, fallback: number) => {
 const DOCS = arg('docs', 200_000);
 const SEED = arg('seed', 1);
 const QUERIES = arg('queries', 100);
-const CHUNK = 5_000;
-const log = (message: string) =>
-  process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
-const round = (n: number) => Math.round(n * 1000) / 1000;
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
-
-function summary(name: string, times: number[]): { p50: number; p99: number } {
-  const sorted = [...times].sort((a, b) => a - b);
-  const result = { p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)) };
-  log(`${name}: p50 ${result.p50} ms, p99 ${result.p99} ms (${times.length} queries)`);
-  return result;
-}
-
-/** The words FTS5's unicode61 tokenizer makes of a text (the generated data is ASCII). */
-function tokens(text: string): string[] {
-  return Array.from(text.toLowerCase().matchAll(/[\p{L}\p{N}]+/gu), (m) => m[0]);
-}
-
-async function build(dir: string, client: pg.Client): Promise<Map<string, number>> {
-  const db = Database.create(dir, 'nuget');
-  await client.query(
-    `CREATE TABLE packages (id text PRIMARY KEY, is_prerelease boolean NOT NULL,
-       download_count bigint NOT NULL, created text NOT NULL, body tsvector NOT NULL)`,
-  );
-  log(`inserting ${DOCS.toLocaleString('en')} package versions on both sides`);
-  const vocabulary = new Map<string, number>();
-  let chunk: ReturnType<typeof generatePackages> extends Iterable<infer D> ? D[] : never = [];
-  const flush = async () => {
-    await db.insertMany(
-      chunk.map(({ id, ...body }) => ({ Id: id, Document: body as unknown as Record<string, unknown> })),
-    );
-    const words = chunk.map((d) => {
-      const own = [...new Set(tokens([...d.Tags, d.Title, d.PackageId].join(' ')))];
-      for (const word of own) vocabulary.set(word, (vocabulary.get(word) ?? 0) + 1);
-      return JSON.stringify(own);
-    });
-    await client.query(
-      `INSERT INTO packages SELECT u.id, u.pre, u.dl, u.created,
-         array_to_tsvector(ARRAY(SELECT json_array_elements_text(u.words::json)))
-       FROM unnest($1::text[], $2::boolean[], $3::bigint[], $4::text[], $5::text[])
-         AS u(id, pre, dl, created, words)`,
-      [
-        chunk.map((d) => d.id.toLowerCase()),
-        chunk.map((d) => d.IsPrerelease),
-        chunk.map((d) => d.DownloadCount),
-        chunk.map((d) => d.Created),
-        words,
-      ],
-    );
-    chunk = [];
-  };
-  for (const doc of generatePackages({ seed: SEED, packageVersions: DOCS })) {
-    chunk.push(doc);
-    if (chunk.length === CHUNK) await flush();
-  }
-  if (chunk.length > 0) await flush();
-  await db.close();
-  let started = performance.now();
-  await client.query('CREATE INDEX packages_body ON packages USING gin (body)');
-  await client.query('CREATE INDEX packages_listing ON packages (download_count DESC, created)');
-  await client.query('VACUUM ANALYZE packages');
-  log(`postgres indexes built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  started = performance.now();
+/** Both sides loaded (postgres-nuget.ts), then Rookery's index built; returns the `Query` vocabulary. */
+async function build(dir: string, client: pg.Client): Promise<Vocabulary> {
+  const { vocabulary } = await loadBothSides(dir, client, { docs: DOCS, seed: SEED });
+  const started = performance.now();
   const indexer = new DatabaseIndexer(dir);
   indexer.put(BY_FIELDS_INDEX);
   indexer.runUntilIdle();
   indexer.close();
   log(`rookery index built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return vocabulary;
-}
-
-/**
- * `count` distinct words drawn by document count without repetition, from words in at least
- * `minDocs` documents, and not in `used`: each is queried for the first time in the run.
- */
-function drawTerms(vocabulary: Map<string, number>, count: number, used: Set<string>, rng: Random): string[] {
-  const pool = [...vocabulary].filter(([word, docs]) => docs >= 20 && !used.has(word));
-  const picked: string[] = [];
-  let total = pool.reduce((sum, [, docs]) => sum + docs, 0);
-  while (picked.length < count && pool.length > 0) {
-    let pick = rng.float() * total;
-    let at = pool.length - 1;
-    for (let i = 0; i < pool.length; i++) {
-      pick -= pool[i]![1];
-      if (pick <= 0) {
-        at = i;
-        break;
-      }
-    }
-    const [word, docs] = pool.splice(at, 1)[0]!;
-    total -= docs;
-    picked.push(word);
-    used.add(word);
-  }
-  return picked;
 }
 
 async function main(): Promise<void> {
@@ -183,11 +100,10 @@ async function main(): Promise<void> {
     const pageStatement = {
       name: 'page',
       text: `SELECT id FROM packages WHERE NOT is_prerelease AND body @@ $1::tsquery
-             ORDER BY download_count DESC, created LIMIT 30`,
+             ORDER BY download_count DESC, created, seq LIMIT 30`,
     };
     for (const statement of [countStatement, pageStatement]) {
-      const plan = await client.query(`EXPLAIN ${statement.text.replace('$1::tsquery', "'json'::tsquery")}`);
-      log(`postgres plan: ${plan.rows.map((r: Record<string, string>) => Object.values(r)[0]).join(' | ')}`);
+      log(`postgres plan: ${await planOf(client, statement.text.replace('$1::tsquery', "'json'::tsquery"))}`);
     }
     // Before this change's read path: every search through FTS5 (IndexReaderOptions.postings false).
     const file = path.join(dir, INDEXES_DIRECTORY, indexFileName(BY_FIELDS_INDEX.Name));
