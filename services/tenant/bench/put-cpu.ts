@@ -92,7 +92,7 @@ for (let round = 0; round < ROUNDS; round++) {
   if (round % 2 === 1) order.reverse();
   for (const [side, checkout] of order) {
     const measured = await measureTenant(tenantOf(checkout));
-    (runs[side] ??= []).push(measured);
+    runs[side] = [...(runs[side] ?? []), measured];
     log({ stage: 'tenant', side, round, ...measured });
   }
 }
