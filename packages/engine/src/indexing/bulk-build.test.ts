@@ -40,6 +40,17 @@ const REDUCE_INDEX: IndexDefinition = {
   Fields: { Text: { Indexing: 'Search', Suggestions: true } },
 };
 
+/** The same, grouped by name: many groups, so its reduce phase takes many chunks (the crash test). */
+const REDUCE_BY_NAME_INDEX: IndexDefinition = {
+  Name: 'Items/ByName',
+  Maps: [{ Collection: 'Items', Fields: { Name: 'Name', N: 'N', Tags: 'Tags', Text: ['Text', 'Name'] } }],
+  Reduce: {
+    GroupBy: ['Name'],
+    Aggregate: { N: { Sum: 'N' }, Tags: { Distinct: 'Tags' }, Text: { Distinct: 'Text' } },
+  },
+  Fields: { Text: { Indexing: 'Search', Suggestions: true } },
+};
+
 interface Item {
   Name: string;
   Group: string;
@@ -51,7 +62,8 @@ interface Item {
 const word = fc.stringMatching(/^[a-eA][a-e]{0,6}$/);
 const item = fc.record({
   Name: word,
-  Group: fc.constantFrom('g1', 'g2', 'g3', 'g4'),
+  // Up to ten groups: with batches of 2–9 documents (and as many groups a chunk), a reduce phase of several chunks.
+  Group: fc.constantFrom('g0', 'g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'g9'),
   N: fc.option(fc.integer({ min: -5, max: 50 }), { nil: null }),
   Tags: fc.array(word, { maxLength: 4 }),
   Text: fc.array(word, { maxLength: 5 }).map((words) => words.join(' ')),
@@ -95,20 +107,56 @@ const bulkStateOf = (file: string) => {
   }
 };
 
-/** Where a bulk build's term rows are while it lasts: staged, not in terms yet. */
+/** Where a bulk build is: a map/reduce build's map or reduce phase, or a map build's entries ('entries'); null: none. */
+const bulkPhaseOf = (file: string) => {
+  const db = new BetterSqlite3(file, { readonly: true });
+  try {
+    const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(BULK_BUILD_META_KEY) as
+      | { value: string }
+      | undefined;
+    if (!row) return null;
+    const state = JSON.parse(row.value) as { reduceLater?: boolean; mappedTo?: number };
+    if (state.reduceLater !== true) return 'entries';
+    return state.mappedTo === undefined ? 'map' : 'reduce';
+  } finally {
+    db.close();
+  }
+};
+
+/** Where a bulk build's rows are while it lasts: term rows staged, not in terms yet; map results; entries. */
 const bulkRowsOf = (file: string) => {
   const db = new BetterSqlite3(file, { readonly: true });
   try {
+    const has = (name: string) =>
+      db.prepare('SELECT 1 FROM sqlite_schema WHERE name = ?').get(name) !== undefined;
     const count = (table: string) =>
-      db.prepare('SELECT 1 FROM sqlite_schema WHERE name = ?').get(table) === undefined
-        ? null
-        : (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+      has(table) ? (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n : null;
     return {
       staged: count(TERMS_STAGING_TABLE),
       terms: count('terms'),
+      entries: count('entries'),
+      mapResults: count('map_results'),
+      /** The map results' key index, which a map/reduce build's map phase leaves for its end. */
+      byKey: has('map_results_by_key'),
     };
   } finally {
     db.close();
+  }
+};
+
+/** What a killed or unfinished bulk build's file must hold in each phase. */
+const expectPhaseRows = (file: string, phase: 'entries' | 'map' | 'reduce') => {
+  const rows = bulkRowsOf(file);
+  expect(bulkPhaseOf(file)).toBe(phase);
+  expect(rows.terms).toBe(0);
+  if (phase === 'map') {
+    // Map results only: no group reduced, nothing staged, and the key index not made yet.
+    expect(rows).toMatchObject({ entries: 0, staged: 0, byKey: false });
+    expect(rows.mapResults).toBeGreaterThan(0);
+  } else {
+    expect(rows.entries).toBeGreaterThan(0);
+    expect(rows.staged).toBeGreaterThan(0);
+    if (phase === 'reduce') expect(rows.byKey).toBe(true);
   }
 };
 
@@ -137,16 +185,21 @@ describe('the first build of an index (bulk build)', () => {
               cleanups.push(() => bulkIndexer.close());
               bulkIndexer.put(definition);
               bulkIndexer.runOnce();
-              // A first batch that did not reach the end leaves the file in its bulk build: its term rows
-              // staged (unindexed), no rows in terms yet.
+              // A first batch that did not reach the end leaves the file in its bulk build: a map build's
+              // term rows staged (unindexed), no rows in terms yet; a map/reduce build's map results alone.
               const file = fileOf(bulk.dir, definition);
               expect(bulkStateOf(file)).toBe(initial.length > batchSize);
-              if (initial.length > batchSize) {
-                const rows = bulkRowsOf(file);
-                expect(rows.staged).toBeGreaterThan(0);
-                expect(rows.terms).toBe(0);
+              if (initial.length > batchSize) expectPhaseRows(file, definition.Reduce ? 'map' : 'entries');
+              // Half the changes arrive during the map phase, half during the reduce phase (if any).
+              const half = Math.ceil(changes.length / 2);
+              for (const c of changes.slice(0, half)) await applyChange(bulk.db, bulkIds, c);
+              while (bulkPhaseOf(file) === 'map') bulkIndexer.runOnce();
+              if (bulkPhaseOf(file) === 'reduce') {
+                // Until its last chunk the index is stale, and answers nothing (the meta key: index-reader.ts).
+                expect(bulkIndexer.stats(definition.Name)?.IsStale).toBe(true);
+                bulkIndexer.runOnce();
               }
-              for (const c of changes) await applyChange(bulk.db, bulkIds, c);
+              for (const c of changes.slice(half)) await applyChange(bulk.db, bulkIds, c);
               bulkIndexer.runUntilIdle();
 
               // Built incrementally: the index first, then every document and change indexed as it comes.
@@ -181,62 +234,76 @@ describe('the first build of an index (bulk build)', () => {
     180_000,
   ); // two databases and builds per run: half a minute for ten runs on a loaded machine
 
-  it('a build killed midway leaves a file that says so, and the next indexer finishes it to the same file', async () => {
-    const BUILDER = path.join(
-      path.dirname(fileURLToPath(import.meta.url)),
-      '..',
-      'test-fixtures',
-      'index-builder.ts',
-    );
-    const tmp = makeTempDir();
-    cleanups.push(() => tmp.cleanup());
-    const dir = tmp.dir;
-    const db = Database.create(dir, 'items');
-    const random = fc.sample(item, { numRuns: 200, seed: 7 });
-    await db.batch(random.map((doc, i) => put(i, doc)));
-    await db.close(); // the builder and the indexers after it read docs.db on their own
-    // Six batches are indexed, then the child is told to go on and killed at once: it dies during
-    // the seventh batch or just after it, in either case long before the 20 batches' end.
-    const child = spawnTs(BUILDER, [dir, JSON.stringify(MAP_INDEX), '10']);
-    const exited = waitForExit(child);
-    let batches = 0;
-    await new Promise<void>((resolve, reject) => {
-      child.on('message', (message: { ready: true } | { lastEtag: number | null }) => {
-        if ('lastEtag' in message) batches += 1;
-        if (batches < 6) child.send('next');
-        else {
-          child.send('next');
-          child.kill('SIGKILL');
-          resolve();
-        }
+  it.each([
+    ['map', MAP_INDEX, 'entries'],
+    ['map/reduce, in its map phase', REDUCE_BY_NAME_INDEX, 'map'],
+    ['map/reduce, in its reduce phase', REDUCE_BY_NAME_INDEX, 'reduce'],
+  ] as const)(
+    '%s: a build killed midway leaves a file that says so, and the next indexer finishes it to the same file',
+    async (_, definition, phase) => {
+      const BUILDER = path.join(
+        path.dirname(fileURLToPath(import.meta.url)),
+        '..',
+        'test-fixtures',
+        'index-builder.ts',
+      );
+      const tmp = makeTempDir();
+      cleanups.push(() => tmp.cleanup());
+      const dir = tmp.dir;
+      const db = Database.create(dir, 'items');
+      const random = fc.sample(item, { numRuns: 200, seed: 7 });
+      await db.batch(random.map((doc, i) => put(i, doc)));
+      await db.close(); // the builder and the indexers after it read docs.db on their own
+      // Six batches are indexed (in the reduce phase: six of its chunks of 10 groups, of ~190), then the
+      // child is told to go on and killed at once: it dies during the seventh or just after it, in either
+      // case long before the build's end (20 batches of documents, then the chunks).
+      const file = fileOf(dir, definition);
+      const child = spawnTs(BUILDER, [dir, JSON.stringify(definition), '10']);
+      const exited = waitForExit(child);
+      let batches = 0;
+      await new Promise<void>((resolve, reject) => {
+        child.on('message', (message: { ready: true } | { lastEtag: number | null }) => {
+          if ('lastEtag' in message && message.lastEtag === null) {
+            child.kill('SIGKILL');
+            reject(new Error(`the build ended before its ${phase} phase had taken six steps`));
+            return;
+          }
+          if ('lastEtag' in message && bulkPhaseOf(file) === phase) batches += 1;
+          if (batches < 6) child.send('next');
+          else {
+            child.send('next');
+            child.kill('SIGKILL');
+            resolve();
+          }
+        });
+        void exited.then(({ signal }) => {
+          if (signal !== 'SIGKILL') reject(new Error(`the builder exited on its own (signal ${signal})`));
+        });
       });
-      void exited.then(({ signal }) => {
-        if (signal !== 'SIGKILL') reject(new Error(`the builder exited on its own (signal ${signal})`));
-      });
-    });
-    expect((await exited).signal).toBe('SIGKILL');
-    const file = fileOf(dir, MAP_INDEX);
-    expect(bulkStateOf(file)).toBe(true);
-    // What the killed build committed is staged: the restarted build moves it into terms at its end.
-    const killed = bulkRowsOf(file);
-    expect(killed.staged).toBeGreaterThan(0);
-    expect(killed.terms).toBe(0);
+      expect((await exited).signal).toBe('SIGKILL');
+      // What the killed build committed is where its phase keeps it: the restarted build goes on from there.
+      expectPhaseRows(file, phase);
 
-    // The same documents built without a break, in a copy of the database.
-    const whole = makeTempDir();
-    cleanups.push(() => whole.cleanup());
-    for (const name of fs.readdirSync(dir).filter((f) => f.startsWith('docs.db')))
-      fs.copyFileSync(path.join(dir, name), path.join(whole.dir, name));
-    const uninterrupted = new DatabaseIndexer(whole.dir, { batchSize: 10 });
-    uninterrupted.put(MAP_INDEX);
-    uninterrupted.runUntilIdle();
-    uninterrupted.close();
+      // The same documents built without a break, in a copy of the database.
+      const whole = makeTempDir();
+      cleanups.push(() => whole.cleanup());
+      for (const name of fs.readdirSync(dir).filter((f) => f.startsWith('docs.db')))
+        fs.copyFileSync(path.join(dir, name), path.join(whole.dir, name));
+      const uninterrupted = new DatabaseIndexer(whole.dir, { batchSize: 10 });
+      uninterrupted.put(definition);
+      uninterrupted.runUntilIdle();
+      const entries = uninterrupted.stats(definition.Name)?.EntriesCount;
+      uninterrupted.close();
 
-    const restarted = new DatabaseIndexer(dir, { batchSize: 10 });
-    cleanups.push(() => restarted.close());
-    restarted.runUntilIdle();
-    expect(bulkStateOf(file)).toBe(false);
-    expect(restarted.stats(MAP_INDEX.Name)?.EntriesCount).toBe(random.length);
-    expect(dumpIndexFile(file)).toEqual(dumpIndexFile(fileOf(whole.dir, MAP_INDEX)));
-  }, 180_000); // a child process starts (tsx) and three builds run: minutes on a loaded machine
+      const restarted = new DatabaseIndexer(dir, { batchSize: 10 });
+      cleanups.push(() => restarted.close());
+      restarted.runUntilIdle();
+      expect(bulkStateOf(file)).toBe(false);
+      const stats = restarted.stats(definition.Name);
+      expect(stats?.IsStale).toBe(false);
+      expect(stats?.EntriesCount).toBe(definition.Reduce ? entries : random.length);
+      expect(dumpIndexFile(file)).toEqual(dumpIndexFile(fileOf(whole.dir, definition)));
+    },
+    180_000,
+  ); // a child process starts (tsx) and three builds run: minutes on a loaded machine
 });

@@ -31,9 +31,21 @@ import { z } from 'zod';
  * each batch's block rewrites: every position of every word crosses into JavaScript.
  *
  * A bulk build writes only new entries. Removing an entry that is already in the file (a
- * document changed while the build runs, or a reduce group that grows across batches) needs
- * what it deferred, so the writer finishes the bulk build first (`finish`), and the index goes
- * on incrementally.
+ * document changed while the build runs) needs what it deferred, so the writer finishes the bulk
+ * build first (`finish`), and the index goes on incrementally.
+ *
+ * A map/reduce index's first build (`reduceLater`) has two phases, so that no group result is ever
+ * removed (a group grows across batches; its old result could not be removed without
+ * `terms_by_entry`), and each group is reduced once instead of once per batch that touches it:
+ * - the map phase: batches write only `map_results` (a changed document's rows are replaced by
+ *   source); their `map_results_by_key` is dropped and made by CREATE INDEX when the batch that
+ *   reaches the documents' end is written, which records that etag (`mappedTo`) in the meta value
+ *   instead of `last_etag`;
+ * - the reduce phase (bulk-reduce.ts): every group reduced once, in key order, in chunks of
+ *   groups, one transaction each, the last key reduced in the meta value (`reducedTo`) so a killed
+ *   build resumes after it. The chunk that finds no group left finishes the bulk build and moves
+ *   `last_etag` to `mappedTo`: until then the index is stale and answers nothing, as in the map
+ *   phase. Documents written meanwhile are indexed after it, incrementally.
  *
  * While a bulk build lasts the index answers nothing (query/index-reader.ts, inFirstBuild): it is
  * stale, and its terms are not where queries read them.
@@ -46,12 +58,26 @@ export const TERMS_STAGING_TABLE = 'terms_staging';
 /** The secondary B-trees a bulk build makes at its end (each is in the file's schema until then). */
 const DEFERRED_INDEXES = ['terms_by_entry'];
 
+/** The map results' B-tree by group key, made when a map/reduce bulk build's map phase ends (the reduce reads groups by it). */
+const DEFERRED_MAP_INDEXES = ['map_results_by_key'];
+
+/** Where a bulk build is: writing map results only, reducing groups, or writing entries as they come. */
+export type BulkPhase = 'map' | 'reduce' | 'entries';
+
 /** What a bulk build deferred, as its meta value holds it (absent flags: a build begun before they existed). */
 const BulkStateSchema = z.object({
   /** CREATE INDEX statements to run at the end. */
   indexes: z.array(z.string()),
   /** Term rows go to TERMS_STAGING_TABLE. */
   staged: z.boolean().optional(),
+  /** A map/reduce build: map results only until the documents' end, then every group reduced once. */
+  reduceLater: z.boolean().optional(),
+  /** CREATE INDEX statements of `map_results` to run when the map phase ends. */
+  mapIndexes: z.array(z.string()).optional(),
+  /** Set when the map phase ended: the etag it reached, `last_etag` once the reduce phase has ended. */
+  mappedTo: z.number().int().nonnegative().optional(),
+  /** The last group key the reduce phase reduced (absent: none yet). */
+  reducedTo: z.string().optional(),
 });
 type BulkState = z.infer<typeof BulkStateSchema>;
 
@@ -60,10 +86,14 @@ export class BulkBuild {
   /** The file's bulk build state while there is one. */
   private state: BulkState | null;
 
-  constructor(private readonly db: BetterSqlite3.Database) {
+  /** `reduces`: the index is a map/reduce index (its first build maps, then reduces; see above). */
+  constructor(
+    private readonly db: BetterSqlite3.Database,
+    private readonly reduces: boolean,
+  ) {
     this.s = {
       state: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
-      setState: db.prepare<[string, string]>('INSERT INTO meta (key, value) VALUES (?, ?)'),
+      setState: db.prepare<[string, string]>('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)'),
       dropState: db.prepare<[string]>('DELETE FROM meta WHERE key = ?'),
       indexSql: db.prepare<[string], { sql: string }>(
         "SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = ?",
@@ -83,6 +113,24 @@ export class BulkBuild {
     return this.state?.staged === true;
   }
 
+  /** The phase of the bulk build going on, or null. */
+  get phase(): BulkPhase | null {
+    const state = this.state;
+    if (!state) return null;
+    if (state.reduceLater !== true) return 'entries';
+    return state.mappedTo === undefined ? 'map' : 'reduce';
+  }
+
+  /** In the reduce phase: the etag the map phase reached (where reading documents goes on). */
+  get mappedTo(): number | undefined {
+    return this.state?.mappedTo;
+  }
+
+  /** In the reduce phase: the last group key reduced, undefined before the first chunk. */
+  get reducedTo(): string | undefined {
+    return this.state?.reducedTo;
+  }
+
   /**
    * Starts a bulk build if the file holds no entry yet (inside the first batch's transaction);
    * true if one is going on after the call.
@@ -90,20 +138,33 @@ export class BulkBuild {
   beginIfEmpty(lastEtag: number): boolean {
     if (this.state) return true;
     if (lastEtag !== 0 || this.s.anyEntry.get() || this.s.anyTerm.get()) return false;
-    const indexes: string[] = [];
-    for (const name of DEFERRED_INDEXES) {
-      const row = this.s.indexSql.get(name);
-      if (!row) continue;
-      indexes.push(row.sql);
-      this.db.exec(`DROP INDEX ${name}`);
-    }
     this.db.exec(
       `CREATE TABLE ${TERMS_STAGING_TABLE} (field INTEGER NOT NULL, value ANY NOT NULL, entry INTEGER NOT NULL) STRICT`,
     );
-    const state: BulkState = { indexes, staged: true };
-    this.s.setState.run(BULK_BUILD_META_KEY, JSON.stringify(state));
-    this.state = state;
+    const state: BulkState = { indexes: this.dropIndexes(DEFERRED_INDEXES), staged: true };
+    if (this.reduces) {
+      state.reduceLater = true;
+      state.mapIndexes = this.dropIndexes(DEFERRED_MAP_INDEXES);
+    }
+    this.save(state);
     return true;
+  }
+
+  /**
+   * Ends the map phase (inside the transaction of the batch that reached the documents' end): makes
+   * the map results' key index the reduce phase reads by, and records the etag reached.
+   */
+  endMapPhase(upToEtag: number): void {
+    const state = this.state;
+    if (this.phase !== 'map' || !state) throw new Error(`internal: no map phase to end (${this.phase})`);
+    for (const sql of state.mapIndexes ?? []) this.db.exec(sql);
+    this.save({ ...state, mapIndexes: [], mappedTo: upToEtag });
+  }
+
+  /** Records the last group key reduced (inside the chunk's transaction). */
+  reducedUpTo(key: string): void {
+    if (this.phase !== 'reduce' || !this.state) throw new Error(`internal: not reducing (${this.phase})`);
+    this.save({ ...this.state, reducedTo: key });
   }
 
   /**
@@ -113,6 +174,9 @@ export class BulkBuild {
   finish(): void {
     const state = this.state;
     if (!state) return;
+    // Map results not reduced yet would never be: only the reduce phase's last chunk may end this build.
+    if (state.reduceLater === true && this.phase !== 'reduce')
+      throw new Error('internal: a map/reduce bulk build ends after its reduce phase');
     if (state.staged) {
       // In key order: the B-tree is appended to, page after page. Rows are distinct (a bulk build
       // writes new entries only, each term once per entry).
@@ -135,6 +199,23 @@ export class BulkBuild {
   /** After a rolled-back transaction: the file says again whether a bulk build goes on. */
   reload(): void {
     this.state = this.read();
+  }
+
+  /** Drops those of the named indexes the file has; returns the SQL that makes them again. */
+  private dropIndexes(names: readonly string[]): string[] {
+    const made: string[] = [];
+    for (const name of names) {
+      const row = this.s.indexSql.get(name);
+      if (!row) continue;
+      made.push(row.sql);
+      this.db.exec(`DROP INDEX ${name}`);
+    }
+    return made;
+  }
+
+  private save(state: BulkState): void {
+    this.s.setState.run(BULK_BUILD_META_KEY, JSON.stringify(state));
+    this.state = state;
   }
 
   private read(): BulkState | null {

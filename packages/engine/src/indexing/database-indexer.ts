@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type IndexDefinition, type IndexStats, RookeryError } from '@rookery/protocol';
@@ -6,7 +5,13 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { IndexSnapshotEntry } from '../mirror/index-snapshots.js';
 import { BatchPreparer, type PreparedBatch } from './batch-preparer.js';
 import { DocumentSource } from './document-source.js';
-import { ADOPTING_DIRECTORY, catchUpStaged, stageIndexSnapshot } from './index-adoption.js';
+import {
+  ADOPTING_DIRECTORY,
+  awaitedBuildOf,
+  catchUpStaged,
+  markAwaitingBuild,
+  stageIndexSnapshot,
+} from './index-adoption.js';
 import {
   createIndexFile,
   INDEXES_DIRECTORY,
@@ -75,9 +80,6 @@ export interface WorkerBuildPolicy {
    */
   request(definition: IndexDefinition, build: string): void;
 }
-
-/** The index file's meta key that says a worker builds it (kept across restarts; the adopted file has none). */
-const WORKER_BUILD_KEY = 'worker_build';
 
 export interface IndexProgress {
   index: string;
@@ -451,8 +453,8 @@ export class DatabaseIndexer {
     const progress: IndexProgress[] = [];
     const lastEtag = this.source.lastEtag();
     for (const loaded of this.allLoaded()) {
-      const from = loaded.writer.lastEtag;
-      if (from >= lastEtag || !this.buildsHere(loaded)) continue;
+      const from = loaded.writer.readsFrom;
+      if ((from >= lastEtag && !loaded.writer.reducing) || !this.buildsHere(loaded)) continue;
       progress.push(
         this.advance(loaded, from, () => {
           loaded.preparer ??= new BatchPreparer(loaded.writer.definition, this.options.sandbox);
@@ -488,8 +490,13 @@ export class DatabaseIndexer {
     const progress: IndexProgress[] = [];
     const lastEtag = this.source.lastEtag();
     for (const loaded of this.allLoaded()) {
-      const from = loaded.writer.lastEtag;
-      if (from >= lastEtag || !this.buildsHere(loaded)) continue;
+      const from = loaded.writer.readsFrom;
+      if ((from >= lastEtag && !loaded.writer.reducing) || !this.buildsHere(loaded)) continue;
+      // A first build's reduce phase reads no documents (a batch prepared ahead waits for its end).
+      if (loaded.writer.reducing) {
+        progress.push(this.advance(loaded, from, null));
+        continue;
+      }
       const prefetched = loaded.prefetch?.afterEtag === from ? loaded.prefetch.prepared : null;
       loaded.prefetch = null;
       let prepared: Prepared;
@@ -512,15 +519,17 @@ export class DatabaseIndexer {
     return progress;
   }
 
-  /** Prepares (through `prepare`) and writes one batch; a failure is recorded in the index's errors. */
-  private advance(loaded: LoadedIndex, from: number, prepare: () => PreparedBatch): IndexProgress {
+  /** Prepares (through `prepare`) and writes one batch, or reduces groups in a first build's reduce phase (bulk-build.ts). */
+  private advance(loaded: LoadedIndex, from: number, prepare: (() => PreparedBatch) | null): IndexProgress {
     let outcome: BatchOutcome;
-    let documents = 0;
+    let documents = loaded.batchLimit;
     try {
-      const batch = prepare();
-      documents = batch.documents;
+      const batch = loaded.writer.reducing ? null : prepare?.();
+      documents = batch?.documents ?? documents;
       // The batch that reaches the documents' end ends a first build's bulk phase (bulk-build.ts).
-      outcome = loaded.writer.write(batch, { final: batch.upToEtag >= this.source.lastEtag() });
+      outcome = batch
+        ? loaded.writer.write(batch, { final: batch.upToEtag >= this.source.lastEtag() })
+        : loaded.writer.reduceChunk(loaded.batchLimit);
     } catch (error) {
       if (error instanceof ReduceBudgetExceeded) {
         // Rolled back, not failed: the same documents come again in smaller batches, after the other indexes' turn.
@@ -552,7 +561,7 @@ export class DatabaseIndexer {
     return (
       !this.closed &&
       (this.indexes.get(key) === loaded || this.replacements.get(key) === loaded) &&
-      loaded.writer.lastEtag === from
+      loaded.writer.readsFrom === from
     );
   }
 
@@ -674,20 +683,8 @@ export class DatabaseIndexer {
   }
 }
 
-/** Records in the index file that a worker builds it, under a new build label. */
-function markAwaitingBuild(db: BetterSqlite3.Database): string {
-  const build = randomUUID();
-  db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(WORKER_BUILD_KEY, build);
-  return build;
-}
-
-/** The worker build an index file awaits (its label), or null: built here (also what stats read). */
-export function awaitedBuildOf(db: BetterSqlite3.Database): string | null {
-  const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(WORKER_BUILD_KEY) as
-    | { value: string }
-    | undefined;
-  return row === undefined ? null : String(row.value);
-}
+/** Kept here too: the engine's door names it from this file. */
+export { awaitedBuildOf };
 
 export function removeIndexFiles(file: string): void {
   removeIndexSidecars(file);

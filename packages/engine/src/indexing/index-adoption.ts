@@ -6,9 +6,11 @@
 // caught up there with what was written since the worker's restored state, and only then swapped
 // in: the index never goes backwards, and a snapshot of another definition, a damaged one or a
 // half-written one is never taken.
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { IndexDefinition } from '@rookery/protocol';
+import type BetterSqlite3 from 'better-sqlite3';
 import { lineageOf, restoreIndexSnapshots, type SkippedIndexSnapshot } from '../mirror/index-snapshots.js';
 import { readLocalState } from '../mirror/layout.js';
 import { BatchPreparer } from './batch-preparer.js';
@@ -91,4 +93,22 @@ export function catchUpStaged(
     writer.close();
     db.close();
   }
+}
+
+/** The index file's meta key that says a worker builds it (kept across restarts; the adopted file has none). */
+const WORKER_BUILD_KEY = 'worker_build';
+
+/** Records in the index file that a worker builds it, under a new build label. */
+export function markAwaitingBuild(db: BetterSqlite3.Database): string {
+  const build = randomUUID();
+  db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(WORKER_BUILD_KEY, build);
+  return build;
+}
+
+/** The worker build an index file awaits (its label), or null: built here (also what stats read). */
+export function awaitedBuildOf(db: BetterSqlite3.Database): string | null {
+  const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(WORKER_BUILD_KEY) as
+    | { value: string }
+    | undefined;
+  return row === undefined ? null : String(row.value);
 }

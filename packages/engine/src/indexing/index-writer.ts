@@ -2,6 +2,7 @@ import type { IndexDefinition } from '@rookery/protocol';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { MapResultRow, PreparedBatch } from './batch-preparer.js';
 import { BulkBuild, TERMS_STAGING_TABLE } from './bulk-build.js';
+import { GroupScan, reduceNextGroups } from './bulk-reduce.js';
 import { ChunkedInsert } from './chunked-insert.js';
 import { type EntryRows, EntryRowsBuilder } from './entry-rows.js';
 import { compareTerms, NULL_TERM, type TermValue } from './field-values.js';
@@ -62,6 +63,10 @@ export class IndexWriter {
   private readonly searchColumns: number;
   /** Reduce time a batch of several documents may take (JavaScript reduces only), in ms. */
   private readonly reduceBudgetMs: number | null;
+  /** The time a chunk of a first build's reduce phase takes new groups for (every reduce), in ms. */
+  private readonly reduceChunkMs: number;
+  /** A first build's reduce phase reads its groups through this (bulk-reduce.ts). */
+  private readonly groupScan: GroupScan | null;
   /** The suggestion structure of the fields with `Suggestions: true`, kept with the terms (suggest-store.ts). */
   private readonly suggest: SuggestStore | null;
   /** The full-text posting lists read whole by searches (fts-postings.ts), kept with the FTS table. */
@@ -79,12 +84,14 @@ export class IndexWriter {
     // Built here, on open, for a file made before the structure existed.
     this.suggest = SuggestStore.open(db, definition, this.fields);
     this.postings = FtsPostings.open(db, definition);
-    this.bulk = new BulkBuild(db);
+    this.bulk = new BulkBuild(db, definition.Reduce !== undefined);
     this.reduceRows = new EntryRowsBuilder(definition);
     const searchFields = searchFieldsOf(definition);
     this.searchColumns = searchFields.length;
-    this.reduceBudgetMs =
-      typeof definition.Reduce === 'string' ? resolveSandboxLimits(limits).batchTimeMs : null;
+    const { batchTimeMs } = resolveSandboxLimits(limits);
+    this.reduceBudgetMs = typeof definition.Reduce === 'string' ? batchTimeMs : null;
+    this.reduceChunkMs = batchTimeMs;
+    this.groupScan = definition.Reduce === undefined ? null : new GroupScan(db);
     this.insertTerms = new ChunkedInsert(
       db,
       'INSERT OR IGNORE INTO terms (field, value, entry) VALUES $rows',
@@ -143,8 +150,23 @@ export class IndexWriter {
     };
   }
 
+  /** The etag the index has caught up with: what its queries and stats see (stale below the documents' last). */
   get lastEtag(): number {
     return Number(this.s.getMeta.get('last_etag')?.value ?? 0);
+  }
+
+  /**
+   * Where the next batch of documents starts: `lastEtag`, except in a first build's reduce phase,
+   * which holds `lastEtag` back (the index is stale until every group is reduced) while its map
+   * phase has read further.
+   */
+  get readsFrom(): number {
+    return this.bulk.mappedTo ?? this.lastEtag;
+  }
+
+  /** True while a map/reduce index's first build reduces its groups: `reduceChunk`, not `write`, moves it on. */
+  get reducing(): boolean {
+    return this.bulk.phase === 'reduce';
   }
 
   /**
@@ -153,11 +175,17 @@ export class IndexWriter {
    * batch that is not final starts one (bulk-build.ts).
    */
   write(batch: PreparedBatch, options: { final?: boolean } = {}): BatchOutcome {
+    if (this.reducing)
+      throw new Error(
+        'internal: a first build reduces its groups (reduceChunk) before it takes more documents',
+      );
     let entriesWritten = 0;
     const errors = [...batch.errors];
     const run = this.db.transaction(() => {
       if (!options.final) this.bulk.beginIfEmpty(this.lastEtag);
-      if (batch.mapResults) {
+      if (batch.mapResults && this.bulk.phase === 'map') {
+        this.replaceMapResults(batch.sources, batch.mapResults);
+      } else if (batch.mapResults) {
         const deadline =
           this.reduceBudgetMs !== null && batch.documents > 1 ? Date.now() + this.reduceBudgetMs : Infinity;
         entriesWritten = this.applyReduce(batch.sources, batch.mapResults, errors, deadline);
@@ -168,29 +196,15 @@ export class IndexWriter {
       for (const e of errors) this.s.insertError.run(Date.now(), e.document, e.error);
       if (errors.length > 0) this.s.trimErrors.run();
       this.flushCounts();
-      if (options.final) this.bulk.finish();
-      this.s.setMeta.run(batch.upToEtag, 'last_etag');
+      if (options.final && this.bulk.phase === 'map') this.bulk.endMapPhase(batch.upToEtag);
+      else if (options.final) this.bulk.finish();
+      // The reduce phase's end moves it (reduceChunk).
+      if (!this.reducing) this.s.setMeta.run(batch.upToEtag, 'last_etag');
     });
     try {
       run();
     } catch (error) {
-      // Field ids given inside the rolled-back transaction do not exist any more.
-      this.deltas.clear();
-      this.entryDelta = 0;
-      this.insertTerms.discard();
-      this.stageTerms?.discard();
-      this.addCounts.discard();
-      this.reduceRows.reset();
-      this.suggest?.discard();
-      this.postings?.discard();
-      // A reduce that hit a sandbox limit leaves its isolate unusable: the next batch starts a fresh one.
-      if (!(error instanceof ReduceBudgetExceeded)) {
-        this.reducer?.dispose();
-        this.reducer = null;
-      }
-      this.fields.forget();
-      this.fields.reload();
-      this.bulk.reload();
+      this.rollBack(error);
       throw error;
     }
     return {
@@ -200,6 +214,69 @@ export class IndexWriter {
       errors: errors.length,
       upToEtag: batch.upToEtag,
     };
+  }
+
+  /**
+   * In a first build's reduce phase (bulk-reduce.ts): reduces the next groups, at most `maxGroups`,
+   * taking more while the chunk's time budget lasts, and writes their results, in one transaction.
+   * The chunk that finds no group left ends the build and moves `lastEtag` to where its map phase
+   * read. A JavaScript reduce that overruns the budget in a chunk of several groups rolls it back
+   * (ReduceBudgetExceeded): the caller asks again for fewer.
+   */
+  reduceChunk(maxGroups: number): BatchOutcome {
+    if (!this.reducing || !this.groupScan) throw new Error('internal: no reduce phase to move on');
+    let entriesWritten = 0;
+    const errors: { document: string | null; error: string }[] = [];
+    const upToEtag = this.readsFrom;
+    const run = this.db.transaction(() => {
+      const until = Date.now() + this.reduceChunkMs;
+      this.reducer ??= createMapper(this.definition, this.limits);
+      const done = reduceNextGroups(this.groupScan!, this.bulk, { maxGroups, until }, (keys, rows) => {
+        const groups = keys.map((key) => rows.get(key)!.map((r) => JSON.parse(r.value) as IndexEntry));
+        // As a batch of one document, a chunk of one group is never cut.
+        const deadline = this.reduceBudgetMs !== null && maxGroups > 1 ? until : Infinity;
+        const results = this.reduceEach(keys, groups, rows, errors, deadline);
+        keys.forEach((key, j) => {
+          const result = results[j];
+          if (result) this.reduceRows.add(`r:${key}`, null, result, JSON.stringify(result));
+        });
+        entriesWritten += this.writeEntries(this.reduceRows.take());
+      });
+      for (const e of errors) this.s.insertError.run(Date.now(), e.document, e.error);
+      if (errors.length > 0) this.s.trimErrors.run();
+      this.flushCounts();
+      if (!done) return;
+      this.bulk.finish();
+      this.s.setMeta.run(upToEtag, 'last_etag');
+    });
+    try {
+      run();
+    } catch (error) {
+      this.rollBack(error);
+      throw error;
+    }
+    return { documents: 0, removed: 0, entriesWritten, errors: errors.length, upToEtag };
+  }
+
+  /** After a rolled-back transaction: what the writer held for it goes, and it reads the file's state again. */
+  private rollBack(error: unknown): void {
+    // Field ids given inside the rolled-back transaction do not exist any more.
+    this.deltas.clear();
+    this.entryDelta = 0;
+    this.insertTerms.discard();
+    this.stageTerms?.discard();
+    this.addCounts.discard();
+    this.reduceRows.reset();
+    this.suggest?.discard();
+    this.postings?.discard();
+    // A reduce that hit a sandbox limit leaves its isolate unusable: the next batch starts a fresh one.
+    if (!(error instanceof ReduceBudgetExceeded)) {
+      this.reducer?.dispose();
+      this.reducer = null;
+    }
+    this.fields.forget();
+    this.fields.reload();
+    this.bulk.reload();
   }
 
   /** Records an error that stopped a whole batch (e.g. the sandbox could not start). */
@@ -348,6 +425,12 @@ export class IndexWriter {
   }
 
   // ---- map/reduce ------------------------------------------------------------
+
+  /** A first build's map phase (bulk-build.ts): the batch's documents' map results replace theirs; nothing is reduced yet. */
+  private replaceMapResults(sources: readonly string[], mapResults: readonly MapResultRow[]): void {
+    for (const source of sources) this.s.deleteMapResults.run(source);
+    for (const row of mapResults) this.s.insertMapResult.run(row.source, row.key, row.value);
+  }
 
   /**
    * Replaces the batch's documents' map results and re-reduces every group
