@@ -234,6 +234,37 @@ describe('the first build of an index (bulk build)', () => {
     180_000,
   ); // two databases and builds per run: half a minute for ten runs on a loaded machine
 
+  it('map/reduce: a group whose reduce fails in the reduce phase is an error naming it, and the build goes on to its end', async () => {
+    const { dir, db } = await openDatabase(cleanups);
+    const teams = ['red', 'bad', 'blue', 'red', 'bad', 'green'];
+    await db.batch(
+      teams.map((Team, i) => ({
+        Type: 'PUT' as const,
+        Id: `users/${i}`,
+        Document: { Team, '@metadata': { '@collection': 'Users' } },
+      })),
+    );
+    // Batches of two: three of documents, then chunks of (at most) two groups.
+    const indexer = new DatabaseIndexer(dir, { batchSize: 2 });
+    cleanups.push(() => indexer.close());
+    const definition: IndexDefinition = {
+      Name: 'Users/Teams',
+      Maps: ["map('Users', u => ({ Team: u.Team, Count: 1 }))"],
+      Reduce:
+        'groupBy(x => x.Team).aggregate(g => { if (g.key === "bad") throw new Error("cannot add"); ' +
+        'return { Team: g.key, Count: g.values.length }; })',
+    };
+    indexer.put(definition);
+    indexer.runOnce();
+    expect(bulkPhaseOf(fileOf(dir, definition))).toBe('map');
+    indexer.runUntilIdle();
+    const stats = indexer.stats(definition.Name)!;
+    expect(bulkStateOf(fileOf(dir, definition))).toBe(false);
+    expect(stats).toMatchObject({ IsStale: false, EntriesCount: 3, LastIndexedEtag: db.lastEtag });
+    expect(stats.Errors).toHaveLength(1);
+    expect(stats.Errors[0]?.Error).toMatch(/group "bad".*cannot add/);
+  });
+
   it.each([
     ['map', MAP_INDEX, 'entries'],
     ['map/reduce, in its map phase', REDUCE_BY_NAME_INDEX, 'map'],

@@ -221,7 +221,9 @@ export class IndexWriter {
    * taking more while the chunk's time budget lasts, and writes their results, in one transaction.
    * The chunk that finds no group left ends the build and moves `lastEtag` to where its map phase
    * read. A JavaScript reduce that overruns the budget in a chunk of several groups rolls it back
-   * (ReduceBudgetExceeded): the caller asks again for fewer.
+   * (ReduceBudgetExceeded): the caller asks again for fewer. A group whose reduce fails is an error
+   * in the index's errors (its stats), not in the outcome: the chunk moved on, and an outcome with
+   * errors and no documents says a batch failed (runUntilIdle and the worker's build stop on it).
    */
   reduceChunk(maxGroups: number): BatchOutcome {
     if (!this.reducing || !this.groupScan) throw new Error('internal: no reduce phase to move on');
@@ -255,7 +257,7 @@ export class IndexWriter {
       this.rollBack(error);
       throw error;
     }
-    return { documents: 0, removed: 0, entriesWritten, errors: errors.length, upToEtag };
+    return { documents: 0, removed: 0, entriesWritten, errors: 0, upToEtag };
   }
 
   /** After a rolled-back transaction: what the writer held for it goes, and it reads the file's state again. */
