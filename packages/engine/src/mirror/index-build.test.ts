@@ -20,6 +20,13 @@ const BY_OWNER: IndexDefinition = {
   Maps: [{ Collection: 'Packages', Fields: { Owner: 'Owner', Downloads: 'Downloads' } }],
 };
 
+/** The same documents' downloads per owner: a map/reduce index. */
+const OWNER_TOTALS: IndexDefinition = {
+  Name: 'Packages/DownloadsByOwner',
+  Maps: [{ Collection: 'Packages', Fields: { Owner: 'Owner', Downloads: 'Downloads' } }],
+  Reduce: { GroupBy: ['Owner'], Aggregate: { Downloads: { Sum: 'Downloads' } } },
+};
+
 let tmp: ReturnType<typeof makeTempDir>;
 const cleanups: (() => void | Promise<void>)[] = [];
 beforeEach(() => {
@@ -90,45 +97,58 @@ function builtFromZero(mirror: string, definition: IndexDefinition): string {
 }
 
 describe('an index built by a worker from the mirror', () => {
-  it('is not built here meanwhile, and adopted while writes continue it misses nothing', async () => {
-    const { db, indexer, directory, mirror, requests } = await mirroredDatabase(200);
-    indexer.put(BY_OWNER);
-    await db.putIndexDefinition(BY_OWNER);
-    await db.mirror!.flushed();
-    expect(requests).toEqual([{ name: BY_OWNER.Name, build: expect.any(String) }]);
-    indexer.runUntilIdle();
-    expect(indexer.stats(BY_OWNER.Name)).toMatchObject({ LastIndexedEtag: 0, IsStale: true });
-    expect(await indexer.snapshotDue()).toEqual([]); // an awaited index is never copied as if built
+  // A map/reduce index's first build maps, then reduces its groups (indexing/bulk-build.ts): the worker
+  // builds it through the same indexer, so its reduce phase runs there too, before the snapshot is taken.
+  it.each([
+    ['map', BY_OWNER],
+    ['map/reduce', OWNER_TOTALS],
+  ] as const)(
+    '%s: is not built here meanwhile, and adopted while writes continue it misses nothing',
+    async (kind, definition) => {
+      const { db, indexer, directory, mirror, requests } = await mirroredDatabase(200);
+      indexer.put(definition);
+      await db.putIndexDefinition(definition);
+      await db.mirror!.flushed();
+      expect(requests).toEqual([{ name: definition.Name, build: expect.any(String) }]);
+      indexer.runUntilIdle();
+      expect(indexer.stats(definition.Name)).toMatchObject({ LastIndexedEtag: 0, IsStale: true });
+      expect(await indexer.snapshotDue()).toEqual([]); // an awaited index is never copied as if built
 
-    let written = 200;
-    const outcome = await buildIndexOnMirror({
-      mirrorDirectory: mirror,
-      scratchDirectory: path.join(tmp.dir, 'scratch'),
-      definition: BY_OWNER,
-      build: requests[0]!.build,
-      batchSize: 16,
-      // Writes, updates and deletes land while the worker builds (after its restore).
-      onProgress: async (progress) => {
-        if (progress.phase !== 'index') return;
-        await writePackages(db, written, 3);
-        await db.batch([{ Type: 'DELETE', Id: `packages/${written - 100}` }]);
-        await writePackages(db, written - 50, 1); // an update of a document the build already read
-        written += 3;
-      },
-    });
-    expect(outcome.documents).toBe(200);
-    await writePackages(db, written, 5);
-    await db.batch([{ Type: 'DELETE', Id: 'packages/3' }]);
-    await db.mirror!.flushed();
+      let written = 200;
+      let steps = 0;
+      const outcome = await buildIndexOnMirror({
+        mirrorDirectory: mirror,
+        scratchDirectory: path.join(tmp.dir, 'scratch'),
+        definition: definition,
+        build: requests[0]!.build,
+        batchSize: 16,
+        // Writes, updates and deletes land while the worker builds (after its restore).
+        onProgress: async (progress) => {
+          if (progress.phase !== 'index') return;
+          steps += 1;
+          await writePackages(db, written, 3);
+          await db.batch([{ Type: 'DELETE', Id: `packages/${written - 100}` }]);
+          await writePackages(db, written - 50, 1); // an update of a document the build already read
+          written += 3;
+        },
+      });
+      expect(outcome.documents).toBe(200);
+      // 13 batches of 16 documents; a map/reduce build's reduce phase takes at least one more step.
+      if (kind === 'map/reduce') expect(steps).toBeGreaterThan(13);
+      else expect(steps).toBe(13);
+      await writePackages(db, written, 5);
+      await db.batch([{ Type: 'DELETE', Id: 'packages/3' }]);
+      await db.mirror!.flushed();
 
-    expect(indexer.adoptBuilt()).toEqual([BY_OWNER.Name]);
-    expect(indexer.awaitingBuilds).toEqual([]);
-    indexer.runUntilIdle();
-    expect(indexer.stats(BY_OWNER.Name)).toMatchObject({ IsStale: false });
-    expect(dumpIndex(directory, BY_OWNER.Name)).toEqual(
-      dumpIndex(builtFromZero(mirror, BY_OWNER), BY_OWNER.Name),
-    );
-  });
+      expect(indexer.adoptBuilt()).toEqual([definition.Name]);
+      expect(indexer.awaitingBuilds).toEqual([]);
+      indexer.runUntilIdle();
+      expect(indexer.stats(definition.Name)).toMatchObject({ IsStale: false });
+      expect(dumpIndex(directory, definition.Name)).toEqual(
+        dumpIndex(builtFromZero(mirror, definition), definition.Name),
+      );
+    },
+  );
 
   it('is not adopted when its definition hash differs from the index the database holds', async () => {
     const { db, indexer, mirror, requests } = await mirroredDatabase(50);
