@@ -1,4 +1,4 @@
-// pnpm bench:put-cpu [--puts N] [--seed S] [--compare <checkout> [--rounds R]] [--timeline true]
+// pnpm bench:put-cpu [--puts N] [--seed S] [--compare <checkout> [--rounds R]] [--timeline true] [--index true]
 // — where a durable single-document PUT's CPU goes (issue [13]).
 // The same generated package versions and the same 64-connection client as bench:vs-postgres-writes, sent
 // to a real tenant process (src/main.ts, default durability) and then to the no-op fastify process
@@ -11,6 +11,7 @@
 // in) and this checkout's, alternating, R rounds each (default 3; the order flips every round); the figures
 // are each side's medians, and every round is printed. --timeline true: one more run of this checkout's tenant
 // started through bench/put-timeline.ts, which marks every group commit; summarized by bench/timeline.ts.
+// --index true: each tenant's database gets a map index (PackageId, Version) before the warm-up.
 // Stages go to stderr; the last stdout line is one JSON object.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -36,6 +37,8 @@ const PUTS = arg('puts', 20_000);
 const COMPARE = argText('compare');
 const ROUNDS = arg('rounds', COMPARE ? 3 : 1);
 const TIMELINE = argText('timeline') === 'true';
+/** --index true: the database gets one map index first, so the indexer has work behind every commit. */
+const INDEX = argText('index') === 'true';
 const SEED = arg('seed', 1);
 const WARMUP_PUTS = 5_000;
 const log = (line: Record<string, unknown>) => process.stderr.write(`${JSON.stringify(line)}\n`);
@@ -77,6 +80,17 @@ async function measureTenant(entry: string, env: NodeJS.ProcessEnv = {}): Promis
       body: '{"Name":"bench"}',
     });
     if (created.status >= 400) throw new Error(`create database: ${created.status} ${await created.text()}`);
+    if (INDEX) {
+      const index = await fetch(`${tenant.url}/databases/bench/indexes`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          Name: 'Packages/ByIdAndVersion',
+          Maps: [{ Collection: 'Packages', Fields: { PackageId: 'PackageId', Version: 'Version' } }],
+        }),
+      });
+      if (index.status >= 400) throw new Error(`define index: ${index.status} ${await index.text()}`);
+    }
     return await measure(tenant.url, tenant.pid);
   } finally {
     await tenant.stop();
@@ -132,6 +146,7 @@ console.log(
   JSON.stringify({
     bench: 'put-cpu',
     puts: PUTS,
+    ...(INDEX ? { index: 'Packages/ByIdAndVersion' } : {}),
     cpu_us_per_put: { tenant: rookery.cpu_us.total, noop: noop.cpu_us.total },
     of_noop: Number((rookery.cpu_us.total! / noop.cpu_us.total!).toFixed(2)),
     tenant_threads: rookery.cpu_us,
