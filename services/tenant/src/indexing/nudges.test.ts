@@ -1,10 +1,14 @@
 // The word the tenant sends its indexer after a commit: one covers every commit until the indexer says it
 // is idle again, so a burst of writes costs one or two channel writes instead of one per commit, while a
 // write after a quiet period is still announced at once. Real indexer process, real docs.db, real index.
+import path from 'node:path';
 import { Database } from '@rookery/engine';
 import { makeTempDir } from '@rookery/testkit';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../config.js';
+import { buildTenantServer } from '../server.js';
+import { httpClient } from '../test-fixtures/http-client.js';
 import { IndexerProcess } from './indexer-process.js';
 
 const log = pino({ level: 'silent' });
@@ -92,5 +96,39 @@ describe('nudging the indexer', () => {
     await turn();
     expect(indexer.nudgesSent - before).toBe(1);
     await caughtUp();
+  });
+});
+
+describe('nudging the indexer, through the tenant', () => {
+  it('ends a burst of concurrent PUTs indexed, and indexes a PUT after the quiet that follows', async () => {
+    const tmp = makeTempDir('rookery-tenant-nudges-http-');
+    const server = buildTenantServer(
+      loadConfig({}, { dataDir: path.join(tmp.dir, 'tenants', 'acme'), logLevel: 'silent' }),
+    );
+    cleanups.push(() => tmp.cleanup());
+    cleanups.push(() => server.close());
+    const base = await server.app.listen({ host: '127.0.0.1', port: 0 });
+    const call = httpClient(() => base);
+    expect((await call('PUT', '/admin/databases', { Name: 'shop' })).status).toBe(201);
+    expect((await call('PUT', '/databases/shop/indexes', INDEX)).status).toBe(201);
+    const put = async (n: number) => {
+      const body = { Name: `u${n}`, '@metadata': { '@collection': 'Users' } };
+      expect((await call('PUT', `/databases/shop/docs?id=users/${n}`, body)).status).toBe(201);
+    };
+    /** The index's count of users, once it is caught up (the query waits for that; its wait is generous). */
+    const indexedUsers = async () => {
+      const answer = await call('POST', '/databases/shop/queries', {
+        Query: `from index '${INDEX.Name}'`,
+        WaitForNonStaleResults: true,
+        WaitForNonStaleResultsTimeout: '00:05:00',
+      });
+      expect(answer.status).toBe(200);
+      expect(answer.json.IsStale).toBe(false);
+      return answer.json.TotalResults;
+    };
+    await Promise.all(Array.from({ length: 200 }, (_, n) => put(n)));
+    expect(await indexedUsers()).toBe(200);
+    await put(200);
+    expect(await indexedUsers()).toBe(201);
   });
 });
