@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CHUNK_DOCUMENTS } from './bulk/line-parser.js';
+import { TRANSACTION_DOCUMENTS } from './routes/bulk-insert.js';
 import type { Reply } from './test-fixtures/http-client.js';
 import { sharedTenantServer } from './test-fixtures/tenant-server.js';
 
@@ -157,6 +158,19 @@ describe('bulk insert', () => {
     expect(lines.at(-1)).toMatchObject({ Type: 'Completed', Processed: 12_000, Batches: progress.length });
     const stats = await call('GET', '/databases/shop/stats');
     expect((stats.json.Collections as Record<string, number>).Bulk).toBe(12_000);
+  });
+
+  it('gathers parsed chunks into transactions of TRANSACTION_DOCUMENTS, the rest in the last one', async () => {
+    const body = Array.from({ length: 25_000 }, (_, i) => line(500_000 + i)).join('\n');
+    const r = await call('POST', '/databases/shop/bulk_insert', body, ndjson);
+    const lines = progressLines(r.text);
+    // Far below the parse thread's backlog bound: nothing makes the request thread store sooner.
+    expect(lines.filter((l) => l.Type === 'Progress').map((l) => l.Processed)).toEqual([
+      TRANSACTION_DOCUMENTS,
+      2 * TRANSACTION_DOCUMENTS,
+      25_000,
+    ]);
+    expect(lines.at(-1)).toMatchObject({ Type: 'Completed', Processed: 25_000, Batches: 3 });
   });
 
   it('stores a body larger than the parse thread may hold unparsed (the request thread waits for it)', async () => {

@@ -28,15 +28,27 @@ import type { RavenOperations } from './ravendb/operations.js';
 const MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
 
 /**
+ * Documents gathered from the parse thread before they are stored in one transaction. docs.db's
+ * `id_lower` index takes ids in no particular order, so a transaction rewrites in the WAL every index
+ * page it touched, however few of its entries changed: 200,000 package versions stored 2,700 to a
+ * transaction wrote 633 MB, 10,000 to a transaction 458 MB, and a commit waits for all of it to reach
+ * the disk (docs/benchmarks.md, "Bulk load against COPY"). More than this waits longer before the first
+ * Progress line and holds more in memory, for little less written.
+ */
+export const TRANSACTION_DOCUMENTS = 10_000;
+
+/**
  * `POST /databases/{db}/bulk_insert`: a stream of NDJSON lines
  * `{"Id": "...", "Document": {...}}`, stored thousands per transaction.
  *
  * The lines are parsed, checked and serialised on a parse thread
  * (bulk/parse-worker.ts) while this thread stores the chunks it hands back:
  * with both cores busy a bulk insert runs ~1.5× faster than parsing and
- * storing one after the other.
+ * storing one after the other. Chunks are gathered until TRANSACTION_DOCUMENTS
+ * are ready (or the parse thread is far behind, or the body ended), then
+ * stored in one transaction.
  *
- * The response is NDJSON too: a `Progress` line after every committed chunk and
+ * The response is NDJSON too: a `Progress` line after every committed transaction and
  * a final `Completed` or `Failed` line. Everything before a failing line is
  * stored, nothing after it. A failure before the first commit is answered as a
  * plain problem+json with its 4xx status.
@@ -155,6 +167,11 @@ class BulkInsert {
   private processed = 0;
   private batches = 0;
   private headersSent = false;
+  /** Chunks handed back by the parse thread and not stored yet, in order; `readyDocuments` in all. */
+  private ready: PreparedChunk[] = [];
+  private readyDocuments = 0;
+  /** Whether a commit is reported with a Progress line: not those made only to store what precedes a failure. */
+  private reporting = true;
 
   constructor(
     private readonly db: Database,
@@ -172,18 +189,21 @@ class BulkInsert {
       for await (const data of body.iterator({ destroyOnReturn: false })) {
         const framer = this.answer.framer;
         this.session.push(framer ? framer.push(data as Buffer) : (data as Buffer));
-        // Store what is parsed; stop reading while the parse thread is far behind.
+        // Gather what is parsed (handle stores a transaction's worth); while the parse thread is far
+        // behind, stop reading, and store what is ready rather than wait idle.
         for (;;) {
           const event = this.session.take();
           if (event) await this.handle(event);
-          else if (this.session.backlog > MAX_BACKLOG_BYTES) await this.session.changed();
-          else break;
+          else if (this.session.backlog <= MAX_BACKLOG_BYTES) break;
+          else if (this.readyDocuments > 0) await this.storeReady();
+          else await this.session.changed();
         }
         if (framer?.closed) break; // the client keeps the body open (see JsonArrayToLines.closed)
       }
       this.answer.framer?.end();
       this.session.end();
       while ((await this.handle(await this.session.next())) !== 'ended');
+      await this.storeReady();
       this.finish({
         Type: 'Completed',
         ...this.counts(),
@@ -201,12 +221,16 @@ class BulkInsert {
     }
   }
 
-  /** Stores a chunk, or throws the parse thread's failure (after the chunks before it were stored). */
+  /**
+   * Gathers a chunk (storing the gathered ones once they are a transaction's worth), or throws the parse
+   * thread's failure (fail() stores the gathered chunks, then the failure's own).
+   */
   private async handle(event: ParseEvent): Promise<'chunk' | 'ended'> {
     switch (event.type) {
       case 'chunk':
-        await this.storeAll([event.chunk, ...this.session.takeChunks()]);
-        this.write({ Type: 'Progress', ...this.counts() });
+        this.ready.push(event.chunk);
+        this.readyDocuments += event.chunk.ids.length;
+        if (this.readyDocuments >= TRANSACTION_DOCUMENTS) await this.storeReady();
         return 'chunk';
       case 'ended':
         return 'ended';
@@ -217,9 +241,22 @@ class BulkInsert {
     }
   }
 
+  /** Stores the gathered chunks, in one transaction when they fit. */
+  private async storeReady(): Promise<void> {
+    const chunks = this.takeReady();
+    if (chunks.length > 0) await this.storeAll(chunks);
+  }
+
+  private takeReady(): PreparedChunk[] {
+    const chunks = this.ready;
+    this.ready = [];
+    this.readyDocuments = 0;
+    return chunks;
+  }
+
   /**
-   * Chunks parsed while the last one was being stored go into one transaction together; under a quota,
-   * only if they fit together, or else one by one up to the first that does not fit.
+   * Gathered chunks go into one transaction together; under a quota, only if they fit together, or else
+   * one by one up to the first that does not fit.
    */
   private async storeAll(chunks: PreparedChunk[]): Promise<void> {
     if (chunks.length > 1) {
@@ -254,7 +291,7 @@ class BulkInsert {
     await this.commit(chunk);
   }
 
-  /** Stores a chunk already held to the quota. */
+  /** Stores a chunk already held to the quota; a Progress line tells the client once it is durable. */
   private async commit(chunk: PreparedChunk): Promise<void> {
     try {
       this.processed += await this.db.insertPrepared(chunk);
@@ -262,13 +299,20 @@ class BulkInsert {
       throw new BulkFailure(toRookeryError(error, this.maxBodyBytes), []);
     }
     this.batches++;
+    if (this.reporting) this.write({ Type: 'Progress', ...this.counts() });
   }
 
-  /** Stores `storeFirst` (no progress line: a failure before any commit keeps its own 4xx status), then reports. */
+  /**
+   * Stores the gathered chunks (reported, as they would have been had the failure come later), then
+   * `storeFirst` (no progress line: a failure before any commit keeps its own 4xx status), then reports.
+   */
   private async fail(error: RookeryError, storeFirst: readonly PreparedChunk[]): Promise<void> {
     let reported = error;
     try {
-      for (const chunk of storeFirst) if (chunk.ids.length > 0) await this.store(chunk);
+      await this.storeReady();
+      this.reporting = false;
+      const chunks = storeFirst.filter((chunk) => chunk.ids.length > 0);
+      if (chunks.length > 0) await this.storeAll(chunks);
     } catch (failure) {
       reported = (failure as BulkFailure).error;
     }
