@@ -110,6 +110,11 @@ export class Admission {
     return this.deps.liveLimits.hold(tenantId, kind);
   }
 
+  /** As `holdLiveConnection`, except that a query or bulk insert over its limit waits for a place first. */
+  placeFor(tenantId: string, kind: LiveKind, gone: AbortSignal): Promise<Release> {
+    return this.deps.liveLimits.place(tenantId, kind, gone);
+  }
+
   private thumbprintOf(socket: TLSSocket): string | null {
     let identity = this.identities.get(socket);
     if (identity === undefined) {

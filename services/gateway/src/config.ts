@@ -66,6 +66,15 @@ export const GatewayConfigSchema = z
     maxStreamsPerTenant: z.coerce.number().int().min(1).default(DEFAULT_LIVE_LIMITS.streamsPerTenant),
     maxQueriesPerTenant: z.coerce.number().int().min(1).default(DEFAULT_LIVE_LIMITS.queriesPerTenant),
     maxBulkPerTenant: z.coerce.number().int().min(1).default(DEFAULT_LIVE_LIMITS.bulkPerTenant),
+    /** How long a query or bulk insert over its limit waits for a place before 429 (live-limits.ts); 0: none. */
+    queueWaitMs: Milliseconds.max(60_000).default(DEFAULT_LIVE_LIMITS.queueWaitMs),
+    /** How many of a tenant's queries (and, apart, bulk inserts) may wait at once; more are refused at once. */
+    maxQueuedPerTenant: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .default(DEFAULT_LIVE_LIMITS.queuedPerTenant),
     /** TOTP codes a person may try per window, counted for all gateways together (two-factor.ts). */
     twoFactorMaxAttempts: z.coerce
       .number()
@@ -139,6 +148,8 @@ const ENV_NAMES: Record<keyof GatewayConfig, string> = {
   tenantConnections: 'ROOKERY_GATEWAY_TENANT_CONNECTIONS',
   maxStreamsPerTenant: 'ROOKERY_GATEWAY_MAX_STREAMS_PER_TENANT',
   maxQueriesPerTenant: 'ROOKERY_GATEWAY_MAX_QUERIES_PER_TENANT',
+  queueWaitMs: 'ROOKERY_GATEWAY_QUEUE_WAIT_MS',
+  maxQueuedPerTenant: 'ROOKERY_GATEWAY_MAX_QUEUED_PER_TENANT',
   maxBulkPerTenant: 'ROOKERY_GATEWAY_MAX_BULK_PER_TENANT',
   twoFactorMaxAttempts: 'ROOKERY_GATEWAY_TWO_FACTOR_MAX_ATTEMPTS',
   twoFactorWindowSeconds: 'ROOKERY_GATEWAY_TWO_FACTOR_WINDOW_SECONDS',

@@ -256,7 +256,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const tenant = await admission.admit(principal, route);
     // A request of a slow class (a stream, a query, a bulk insert) holds one of its class's places until its
     // answer ends or its reader leaves, so that no class takes every connection of the pool to the tenant.
-    const release = route.holds ? admission.holdLiveConnection(tenant.id, route.holds) : null;
+    const release = route.holds
+      ? await admission.placeFor(tenant.id, route.holds, clientGone(response))
+      : null;
     let outcome: ProxyOutcome;
     try {
       outcome = await forward(
@@ -546,4 +548,13 @@ async function readJson(request: http.IncomingMessage): Promise<unknown> {
   } catch {
     throw gatewayError('InvalidJson', 'The body is not valid JSON.');
   }
+}
+
+/** Aborts when the client goes away before its answer is complete: a request waiting for a place stops waiting. */
+function clientGone(response: http.ServerResponse): AbortSignal {
+  const gone = new AbortController();
+  response.once('close', () => {
+    if (!response.writableFinished) gone.abort(new Error('the client went away'));
+  });
+  return gone.signal;
 }

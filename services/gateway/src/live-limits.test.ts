@@ -10,6 +10,13 @@ import { startTwoTenants } from './test-fixtures/two-tenants.js';
 import { type Opening, openThroughGateway } from './test-fixtures/websocket.js';
 
 const TOKEN = { ROOKERY_INTERNAL_TOKEN: 'a-token-of-16-chars-at-least' };
+const ONE_EACH = {
+  socketsPerTenant: 1,
+  streamsPerTenant: 1,
+  queriesPerTenant: 1,
+  bulkPerTenant: 1,
+  queuedPerTenant: 1,
+};
 
 describe('live connection limits', () => {
   it('default to 1,000 WebSockets, 128 streams, 64 queries and 16 bulk inserts per tenant, read from the environment', () => {
@@ -18,6 +25,8 @@ describe('live connection limits', () => {
       streamsPerTenant: 128,
       queriesPerTenant: 64,
       bulkPerTenant: 16,
+      queueWaitMs: 1_000,
+      queuedPerTenant: 1_024,
     });
     expect(loadGatewayConfig(TOKEN)).toMatchObject({
       maxSocketsPerTenant: 1_000,
@@ -25,7 +34,22 @@ describe('live connection limits', () => {
       maxQueriesPerTenant: 64,
       maxBulkPerTenant: 16,
       tenantConnections: 256,
+      queueWaitMs: 1_000,
+      maxQueuedPerTenant: 1_024,
     });
+    expect(
+      loadGatewayConfig({
+        ...TOKEN,
+        ROOKERY_GATEWAY_QUEUE_WAIT_MS: '0',
+        ROOKERY_GATEWAY_MAX_QUEUED_PER_TENANT: '7',
+      }),
+    ).toMatchObject({ queueWaitMs: 0, maxQueuedPerTenant: 7 });
+    expect(() => loadGatewayConfig({ ...TOKEN, ROOKERY_GATEWAY_QUEUE_WAIT_MS: '-1' })).toThrow(
+      /ROOKERY_GATEWAY_QUEUE_WAIT_MS/,
+    );
+    expect(() => loadGatewayConfig({ ...TOKEN, ROOKERY_GATEWAY_MAX_QUEUED_PER_TENANT: '0' })).toThrow(
+      /ROOKERY_GATEWAY_MAX_QUEUED_PER_TENANT/,
+    );
     expect(
       loadGatewayConfig({
         ...TOKEN,
@@ -61,12 +85,7 @@ describe('live connection limits', () => {
   });
 
   it('count per tenant and kind, and give a place back once, however often it is released', () => {
-    const limits = new LiveConnectionLimits({
-      socketsPerTenant: 1,
-      streamsPerTenant: 1,
-      queriesPerTenant: 1,
-      bulkPerTenant: 1,
-    });
+    const limits = new LiveConnectionLimits({ ...ONE_EACH, queueWaitMs: 0 });
     const release = limits.hold('acme', 'websocket');
     expect(() => limits.hold('acme', 'websocket')).toThrow(
       expect.objectContaining({ code: 'TooManyLiveConnections', status: 429 }),
@@ -93,6 +112,80 @@ describe('live connection limits', () => {
       );
     }
     limits.hold('globex', 'query');
+  });
+});
+
+describe('a query or bulk insert over its limit', () => {
+  const stillOpen = () => new AbortController().signal;
+  /** Settles to the release, or to the refusal's code and detail; `undefined` while it still waits. */
+  function watch(waiting: Promise<() => void>) {
+    const state: { release?: () => void; refused?: { code: string; detail: string } } = {};
+    waiting.then(
+      (release) => {
+        state.release = release;
+      },
+      (error: { code: string; message: string }) => {
+        state.refused = { code: error.code, detail: error.message };
+      },
+    );
+    return state;
+  }
+  const turns = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('waits for a place, first come first served, and takes the one given back', async () => {
+    const limits = new LiveConnectionLimits({ ...ONE_EACH, queueWaitMs: 600_000, queuedPerTenant: 2 });
+    const first = await limits.place('acme', 'query', stillOpen());
+    const second = watch(limits.place('acme', 'query', stillOpen()));
+    const third = watch(limits.place('acme', 'query', stillOpen()));
+    // The queue is full: one more is refused at once, saying which setting bounds the queue.
+    await expect(limits.place('acme', 'query', stillOpen())).rejects.toMatchObject({
+      code: 'TooManyRequestsInFlight',
+      status: 429,
+      retryAfterSeconds: 1,
+      message: expect.stringMatching(/2 more already wait.*ROOKERY_GATEWAY_MAX_QUEUED_PER_TENANT/),
+    });
+    // Another tenant and another class do not wait behind acme's queries.
+    (await limits.place('globex', 'query', stillOpen()))();
+    (await limits.place('acme', 'bulk', stillOpen()))();
+    await turns();
+    expect([second.release, third.release]).toEqual([undefined, undefined]);
+    first();
+    first(); // a second release gives nothing back twice
+    await turns();
+    expect(second.release).toBeTypeOf('function');
+    expect(third.release).toBeUndefined();
+    expect(limits.held('acme', 'query')).toBe(1);
+    second.release?.();
+    await turns();
+    expect(third.release).toBeTypeOf('function');
+    third.release?.();
+    expect(limits.held('acme', 'query')).toBe(0);
+    // Nobody waits now: a place is taken at once.
+    (await limits.place('acme', 'query', stillOpen()))();
+  });
+
+  it('is refused once its wait is over, and a client that leaves stops waiting and takes no place', async () => {
+    const limits = new LiveConnectionLimits({ ...ONE_EACH, queueWaitMs: 50, queuedPerTenant: 10 });
+    const holding = await limits.place('acme', 'bulk', stillOpen());
+    await expect(limits.place('acme', 'bulk', stillOpen())).rejects.toMatchObject({
+      code: 'TooManyRequestsInFlight',
+      message: expect.stringMatching(
+        /waited 50 ms.*ROOKERY_GATEWAY_QUEUE_WAIT_MS.*ROOKERY_GATEWAY_MAX_BULK_PER_TENANT/,
+      ),
+    });
+    const client = new AbortController();
+    const leaving = watch(limits.place('acme', 'bulk', client.signal));
+    client.abort(new Error('the client went away'));
+    await turns();
+    expect(leaving).toEqual({ refused: { code: undefined, detail: 'the client went away' } });
+    holding();
+    expect(limits.held('acme', 'bulk')).toBe(0);
+    // WebSockets and streams never wait: their places free at their clients' will.
+    const stream = await limits.place('acme', 'stream', stillOpen());
+    await expect(limits.place('acme', 'stream', stillOpen())).rejects.toMatchObject({
+      code: 'TooManyLiveConnections',
+    });
+    stream();
   });
 });
 

@@ -69,6 +69,8 @@ const gateway = await startGateway({
     streamsPerTenant: config.maxStreamsPerTenant,
     queriesPerTenant: config.maxQueriesPerTenant,
     bulkPerTenant: config.maxBulkPerTenant,
+    queueWaitMs: config.queueWaitMs,
+    queuedPerTenant: config.maxQueuedPerTenant,
   },
   tenantConnections: config.tenantConnections,
   fleet: gatewayFleetOf(config),

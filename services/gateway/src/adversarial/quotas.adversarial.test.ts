@@ -17,6 +17,8 @@ const MiB = 1024 * 1024;
 /** The gateway's connections to one tenant in this suite, and what each slow class may hold of them. */
 const TENANT_CONNECTIONS = 5;
 const QUERIES_PER_TENANT = 2;
+/** Queries that may wait for a place over that limit; a wait never times out in this suite. */
+const QUEUED_PER_TENANT = 1;
 
 let stack: Stack;
 let hosts: HostClient;
@@ -24,7 +26,13 @@ let hosts: HostClient;
 beforeAll(async () => {
   stack = await startStack({
     tenantConnections: TENANT_CONNECTIONS,
-    liveLimits: { streamsPerTenant: 1, queriesPerTenant: QUERIES_PER_TENANT, bulkPerTenant: 1 },
+    liveLimits: {
+      streamsPerTenant: 1,
+      queriesPerTenant: QUERIES_PER_TENANT,
+      bulkPerTenant: 1,
+      queuedPerTenant: QUEUED_PER_TENANT,
+      queueWaitMs: 600_000,
+    },
   });
   hosts = new HostClient(stack.hostUrl, TOKEN);
 }, 120_000);
@@ -197,10 +205,14 @@ describe("the gateway's connections to a tenant", () => {
   }
 
   it('keeps slow queries from taking every connection: point reads and admin requests still answer', async () => {
-    // As many slow queries as the gateway has connections to the tenant.
-    const queries = await Promise.all(Array.from({ length: TENANT_CONNECTIONS }, () => slowQuery()));
-    const held = queries.filter((q) => q.statusCode === 200);
-    const refused = queries.filter((q) => q.statusCode !== 200);
+    // As many slow queries as the gateway has connections to the tenant: the limit's are held, the queue's
+    // wait for a place, the rest are refused at once.
+    const pending = Array.from({ length: TENANT_CONNECTIONS }, () => slowQuery());
+    const settled: Dispatcher.ResponseData[] = [];
+    for (const query of pending) void query.then((response) => settled.push(response));
+    await expect.poll(() => settled.length, { timeout: 60_000 }).toBe(TENANT_CONNECTIONS - QUEUED_PER_TENANT);
+    const held = settled.filter((q) => q.statusCode === 200);
+    const refused = settled.filter((q) => q.statusCode !== 200);
     expect(held).toHaveLength(QUERIES_PER_TENANT);
     for (const response of refused) {
       const problem = (await response.body.json()) as Record<string, unknown>;
@@ -210,7 +222,9 @@ describe("the gateway's connections to a tenant", () => {
         'queriesPerTenant',
         QUERIES_PER_TENANT,
       ]);
-      expect(problem.detail).toMatch(/ROOKERY_GATEWAY_MAX_QUERIES_PER_TENANT/);
+      expect(problem.detail).toMatch(
+        /ROOKERY_GATEWAY_MAX_QUEUED_PER_TENANT.*ROOKERY_GATEWAY_MAX_QUERIES_PER_TENANT/s,
+      );
       expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     }
     // The held queries still hold their connections, and the tenant's cheap requests are answered.
@@ -219,7 +233,12 @@ describe("the gateway's connections to a tenant", () => {
     expect((await admin.call('GET', '/databases')).status).toBe(200);
     expect((await admin.call('GET', '/databases/big/stats')).status).toBe(200);
 
-    for (const response of held) response.body.destroy();
+    // The waiting query gets the place a held one gives back when its reader leaves.
+    held[0]?.body.destroy();
+    await expect.poll(() => settled.length, { timeout: 60_000 }).toBe(TENANT_CONNECTIONS);
+    const waited = settled.at(-1) as Dispatcher.ResponseData;
+    expect(waited.statusCode).toBe(200);
+    for (const response of [...held, waited]) response.body.destroy();
     // Places are given back when the readers leave.
     await expect
       .poll(
