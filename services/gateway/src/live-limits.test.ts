@@ -25,7 +25,7 @@ describe('live connection limits', () => {
       streamsPerTenant: 128,
       queriesPerTenant: 64,
       bulkPerTenant: 16,
-      queueWaitMs: 1_000,
+      queueWaitMs: 5_000,
       queuedPerTenant: 1_024,
     });
     expect(loadGatewayConfig(TOKEN)).toMatchObject({
@@ -34,7 +34,7 @@ describe('live connection limits', () => {
       maxQueriesPerTenant: 64,
       maxBulkPerTenant: 16,
       tenantConnections: 256,
-      queueWaitMs: 1_000,
+      queueWaitMs: 5_000,
       maxQueuedPerTenant: 1_024,
     });
     expect(

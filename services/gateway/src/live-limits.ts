@@ -16,8 +16,8 @@
 // A query or bulk insert over its class's limit waits for a place, first come first served, for up to
 // QUEUE_WAIT_MS before it is refused, as a connection pooler queues a query for a free backend (pgbouncer's
 // query_wait_timeout): most queries answer in a millisecond, so 300 users searching at once (the NuGet load
-// test without think time) is a queue of milliseconds, not a wall of 429s. How many may wait is bounded too.
-// WebSockets and streams never wait: their places free at their clients' will, not within a second.
+// test without think time) make a queue served as fast as the tenant answers, not a wall of 429s. How many
+// may wait is bounded too. WebSockets and streams never wait: their places free at their clients' will.
 import { gatewayError, type Refusal } from './refusal.js';
 import type { SlowClass } from './route-access.js';
 import { TENANT_POOL_MAX_SOCKETS } from './tenant-pool.js';
@@ -28,7 +28,7 @@ export const DEFAULT_LIVE_LIMITS: LiveLimits = {
   streamsPerTenant: TENANT_POOL_MAX_SOCKETS / 2,
   queriesPerTenant: TENANT_POOL_MAX_SOCKETS / 4,
   bulkPerTenant: 16,
-  queueWaitMs: 1_000,
+  queueWaitMs: 5_000,
   queuedPerTenant: 1_024,
 };
 
