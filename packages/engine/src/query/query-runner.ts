@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import {
   type FacetResult,
   type IndexDefinition,
@@ -13,9 +13,10 @@ import type { Database } from '../database.js';
 import { collectionsOf } from '../indexing/index-stats.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, ResponseBudget } from '../response-budget.js';
 import { chooseAutoIndex } from './auto-index.js';
-import { parseQueryText, RqlCompiler } from './compile-rql.js';
+import { RqlCompiler } from './compile-rql.js';
 import type { IndexCatalog } from './index-catalog.js';
 import type { IndexReader } from './index-reader.js';
+import { parsedQuery } from './parsed-queries.js';
 import { QueryStream } from './query-stream.js';
 import { ResultCache } from './result-cache.js';
 
@@ -62,6 +63,8 @@ export interface PreparedQuery {
   collection: string | null;
   resultEtag: string;
   isStale: boolean;
+  /** How far the index had read when the query was prepared (0 without an index): what its answer says. */
+  indexEtag: number;
   parseMs: number;
 }
 
@@ -99,7 +102,7 @@ export class QueryRunner {
   /** Parses, picks (or creates) the index, waits if asked, and computes the result etag. */
   async prepare(options: QueryOptions): Promise<PreparedQuery> {
     const started = performance.now();
-    const ast = parseQueryText(options.query);
+    const ast = parsedQuery(options.query);
     const parseMs = performance.now() - started;
     const compiler = new RqlCompiler(ast, options.parameters ?? {});
     if (ast.groupBy) {
@@ -183,13 +186,10 @@ export class QueryRunner {
     // once the new one caught up): both answer it alike when current, so the etag names the collection then.
     const answeredBy =
       collection !== null && !isStale ? `auto:${collection.toLowerCase()}` : (reader?.definition.Name ?? '');
-    const resultEtag = `"${createHash('sha1')
-      .update(options.query)
-      .update('\u0000')
-      .update(JSON.stringify(options.parameters ?? {}))
-      .update(`\u0000${answeredBy}:${indexState}:${this.db.lastEtag}`)
-      .digest('base64url')}"`;
-    return { ast, compiler, reader, collection, resultEtag, isStale, parseMs };
+    // One call of the one-shot hash: a Hash object per query cost more than the hashing (3% of a tenant's CPU).
+    const key = `${options.query}\u0000${JSON.stringify(options.parameters ?? {})}\u0000${answeredBy}:${indexState}:${this.db.lastEtag}`;
+    const resultEtag = `"${hash('sha1', key, 'base64url')}"`;
+    return { ast, compiler, reader, collection, resultEtag, isStale, indexEtag, parseMs };
   }
 
   /**
@@ -243,7 +243,7 @@ export class QueryRunner {
       SkippedResults: 0,
       IsStale: prepared.isStale,
       IndexName: reader?.definition.Name ?? null,
-      IndexEtag: reader?.lastEtag() ?? 0,
+      IndexEtag: prepared.indexEtag,
       ResultEtag: prepared.resultEtag,
     };
 
