@@ -11,6 +11,7 @@ import {
 } from '@rookery/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { answerJson, JSON_CONTENT_TYPE } from '../http/answer-json.js';
 import { ifNoneMatch } from '../http/etag.js';
 import { DatabaseParams, parseWith, type RequestParts, type RouteContext } from './context.js';
 
@@ -75,7 +76,7 @@ async function answer(
   // a match means the answer would be the same, so the query does not run at all.
   if (ifNoneMatch(request.headers['if-none-match'], prepared.resultEtag)) return reply.code(304).send();
   const { result } = runner.run(prepared);
-  return reply.send(result);
+  return reply.type(JSON_CONTENT_TYPE).send(answerJson(result));
 }
 
 function parseParameters(text: string): QueryParameters {
