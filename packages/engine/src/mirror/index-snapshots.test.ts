@@ -273,6 +273,12 @@ describe('restoring indexes from the mirror', () => {
     const bDirectory = newDir('owner-b');
     const takeover = restoreDatabase(a.mirror, bDirectory);
     expect(takeover.indexes.restored).toMatchObject([{ name: BY_OWNER.Name, etag: beforeTakeover!.etag }]);
+
+    // A, not knowing yet, commits a delete after the state B was restored from and indexes it, and a copy
+    // of that lands in its old generation — as a write racing the takeover could. (Made before B opens its
+    // epoch: once it has, A's shipper may learn of the fence on its own timer, under load before this
+    // write, and refuse it before it commits — a race that made this test fail when A's write came after.)
+    await a.db.batch([{ Type: 'DELETE', Id: 'packages/1' }]);
     const b = Database.open(bDirectory, {
       clock,
       mirror: { directory: a.mirror, mode: 'sync', epoch: 2, flushIntervalMs: 0 },
@@ -285,10 +291,8 @@ describe('restoring indexes from the mirror', () => {
       generation: oldGeneration,
       txid: takeover.txid,
     });
-
-    // A, not knowing yet, commits a delete locally (the mirror refuses it: fenced), indexes it, and a
-    // copy of that lands in its old generation — as a write racing the takeover could.
-    await expect(a.db.batch([{ Type: 'DELETE', Id: 'packages/1' }])).rejects.toThrow();
+    // From here A is fenced: its next write is refused.
+    await expect(a.db.batch([{ Type: 'DELETE', Id: 'packages/2' }])).rejects.toThrow();
     a.indexer.runUntilIdle();
     const aIndex = new BetterSqlite3(path.join(a.directory, INDEXES_DIRECTORY, indexFileName(BY_OWNER.Name)));
     const aDocs = new BetterSqlite3(path.join(a.directory, 'docs.db'), { readonly: true });
