@@ -122,11 +122,13 @@ describe('the indexer channel', () => {
   it('counts the deadline from when the indexer is ready, not while it still loads its code', async () => {
     // Loading the indexer's code can take longer than the deadline on a loaded machine (seconds, from
     // TypeScript sources): a request sent meanwhile (a tenant's first query) waits for it to load.
-    const indexer = new IndexerProcess(log, { requestTimeoutMs: 200 });
+    // The deadline is long enough for the answer once the indexer is ready, even on a loaded machine (a
+    // 200 ms one failed there: the answer itself took longer), and the stop below is twice as long.
+    const indexer = new IndexerProcess(log, { requestTimeoutMs: 3_000 });
     started.push(indexer);
     process.kill(indexer.pid!, 'SIGSTOP'); // just forked: it has not loaded its code yet
     const pending = indexer.request({ type: 'close', db: 'shop' });
-    await new Promise((resolve) => setTimeout(resolve, 600)); // the load outlasts the deadline
+    await new Promise((resolve) => setTimeout(resolve, 6_000)); // the load outlasts the deadline
     process.kill(indexer.pid!, 'SIGCONT');
     expect(await pending).toBeNull();
   });
