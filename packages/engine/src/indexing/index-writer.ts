@@ -1,32 +1,21 @@
 import type { IndexDefinition } from '@rookery/protocol';
 import type BetterSqlite3 from 'better-sqlite3';
-import type { MapResultRow, PreparedBatch } from './batch-preparer.js';
+import type { PreparedBatch } from './batch-preparer.js';
 import { BulkBuild, TERMS_STAGING_TABLE } from './bulk-build.js';
-import { GroupScan, reduceNextGroups } from './bulk-reduce.js';
 import { ChunkedInsert } from './chunked-insert.js';
-import { type EntryRows, EntryRowsBuilder } from './entry-rows.js';
+import type { EntryRows } from './entry-rows.js';
 import { compareTerms, NULL_TERM, type TermValue } from './field-values.js';
 import { FtsPostings } from './fts-postings.js';
 import { FieldRegistry, searchFieldsOf } from './index-file.js';
-import { createMapper, type IndexEntry, type Mapper } from './mapper.js';
-import { resolveSandboxLimits, SandboxError, type SandboxLimits } from './sandbox/index.js';
+import { MapReduceWriter, type ReduceError } from './map-reduce-writer.js';
+import type { SandboxLimits } from './sandbox/index.js';
 import { SuggestStore } from './suggest-store.js';
 import type { SortedTerms } from './term-buffer.js';
 
-const MAX_STORED_ERRORS = 500;
-const REDUCE_CHUNK = 1_000;
+// Thrown by a map/reduce index's write and reduceChunk; the indexer that catches it imports it with the writer.
+export { ReduceBudgetExceeded } from './map-reduce-writer.js';
 
-/**
- * A JavaScript reduce spent the batch's time budget before the batch was
- * done: the batch is rolled back, and the indexer asks for a smaller one
- * (a batch of one document is never cut). Not an index error: nothing failed.
- */
-export class ReduceBudgetExceeded extends Error {
-  constructor(readonly budgetMs: number) {
-    super(`the reduce of the batch took more than its ${budgetMs} ms budget`);
-    this.name = 'ReduceBudgetExceeded';
-  }
-}
+const MAX_STORED_ERRORS = 500;
 
 export interface BatchOutcome {
   documents: number;
@@ -44,7 +33,8 @@ export interface BatchOutcome {
  * term counters are adjusted once per batch, affected groups are re-reduced,
  * and the index's etag moves on. Apart from a map/reduce index's reduce, only
  * SQLite work happens here: mapping and building rows was done before,
- * possibly on another thread.
+ * possibly on another thread. A map/reduce index's map results and reduce are
+ * MapReduceWriter's (map-reduce-writer.ts); this class owns the transaction.
  */
 export class IndexWriter {
   readonly definition: IndexDefinition;
@@ -57,16 +47,9 @@ export class IndexWriter {
   private stageTerms: ChunkedInsert | null = null;
   private readonly addCounts: ChunkedInsert;
   private entryDelta = 0;
-  /** A map/reduce index's reduce (tenant code: in a sandbox for JavaScript), started on first use. */
-  private reducer: Mapper | null = null;
-  private readonly reduceRows: EntryRowsBuilder;
   private readonly searchColumns: number;
-  /** Reduce time a batch of several documents may take (JavaScript reduces only), in ms. */
-  private readonly reduceBudgetMs: number | null;
-  /** The time a chunk of a first build's reduce phase takes new groups for (every reduce), in ms. */
-  private readonly reduceChunkMs: number;
-  /** A first build's reduce phase reads its groups through this (bulk-reduce.ts). */
-  private readonly groupScan: GroupScan | null;
+  /** A map/reduce index's map results and reduce (null for a map index); its results come back through writeEntries. */
+  private readonly mapReduce: MapReduceWriter | null;
   /** The suggestion structure of the fields with `Suggestions: true`, kept with the terms (suggest-store.ts). */
   private readonly suggest: SuggestStore | null;
   /** The full-text posting lists read whole by searches (fts-postings.ts), kept with the FTS table. */
@@ -77,7 +60,7 @@ export class IndexWriter {
   constructor(
     private readonly db: BetterSqlite3.Database,
     definition: IndexDefinition,
-    private readonly limits?: Partial<SandboxLimits>,
+    limits?: Partial<SandboxLimits>,
   ) {
     this.definition = definition;
     this.fields = new FieldRegistry(db, true);
@@ -85,13 +68,15 @@ export class IndexWriter {
     this.suggest = SuggestStore.open(db, definition, this.fields);
     this.postings = FtsPostings.open(db, definition);
     this.bulk = new BulkBuild(db, definition.Reduce !== undefined);
-    this.reduceRows = new EntryRowsBuilder(definition);
     const searchFields = searchFieldsOf(definition);
     this.searchColumns = searchFields.length;
-    const { batchTimeMs } = resolveSandboxLimits(limits);
-    this.reduceBudgetMs = typeof definition.Reduce === 'string' ? batchTimeMs : null;
-    this.reduceChunkMs = batchTimeMs;
-    this.groupScan = definition.Reduce === undefined ? null : new GroupScan(db);
+    this.mapReduce =
+      definition.Reduce === undefined
+        ? null
+        : new MapReduceWriter(db, definition, limits, {
+            removeEntriesOf: (sources) => this.removeEntriesOf(sources),
+            writeEntries: (rows) => this.writeEntries(rows),
+          });
     this.insertTerms = new ChunkedInsert(
       db,
       'INSERT OR IGNORE INTO terms (field, value, entry) VALUES $rows',
@@ -130,16 +115,6 @@ export class IndexWriter {
           : null,
       dropEmptyCount: db.prepare<[number, TermValue]>(
         'DELETE FROM term_counts WHERE field = ? AND value = ? AND count <= 0',
-      ),
-      mapResultKeysOf: db.prepare<[string], { reduce_key: string }>(
-        'SELECT reduce_key FROM map_results WHERE source = ?',
-      ),
-      deleteMapResults: db.prepare<[string]>('DELETE FROM map_results WHERE source = ?'),
-      insertMapResult: db.prepare<[string, string, string]>(
-        'INSERT INTO map_results (source, reduce_key, value) VALUES (?, ?, ?)',
-      ),
-      mapResultsOfKey: db.prepare<[string], { value: string }>(
-        'SELECT value FROM map_results WHERE reduce_key = ?',
       ),
       insertError: db.prepare<[number, string | null, string]>(
         'INSERT INTO errors (at, document, error) VALUES (?, ?, ?)',
@@ -184,11 +159,14 @@ export class IndexWriter {
     const run = this.db.transaction(() => {
       if (!options.final) this.bulk.beginIfEmpty(this.lastEtag);
       if (batch.mapResults && this.bulk.phase === 'map') {
-        this.replaceMapResults(batch.sources, batch.mapResults);
+        this.mapReduceWriter().replaceMapResults(batch.sources, batch.mapResults);
       } else if (batch.mapResults) {
-        const deadline =
-          this.reduceBudgetMs !== null && batch.documents > 1 ? Date.now() + this.reduceBudgetMs : Infinity;
-        entriesWritten = this.applyReduce(batch.sources, batch.mapResults, errors, deadline);
+        entriesWritten = this.mapReduceWriter().applyReduce(
+          batch.sources,
+          batch.mapResults,
+          batch.documents,
+          errors,
+        );
       } else {
         this.removeEntriesOf(batch.sources);
         if (batch.entries) entriesWritten = this.writeEntries(batch.entries);
@@ -226,28 +204,18 @@ export class IndexWriter {
    * errors and no documents says a batch failed (runUntilIdle and the worker's build stop on it).
    */
   reduceChunk(maxGroups: number): BatchOutcome {
-    if (!this.reducing || !this.groupScan) throw new Error('internal: no reduce phase to move on');
+    if (!this.reducing || !this.mapReduce) throw new Error('internal: no reduce phase to move on');
+    const mapReduce = this.mapReduce;
     let entriesWritten = 0;
-    const errors: { document: string | null; error: string }[] = [];
+    const errors: ReduceError[] = [];
     const upToEtag = this.readsFrom;
     const run = this.db.transaction(() => {
-      const until = Date.now() + this.reduceChunkMs;
-      this.reducer ??= createMapper(this.definition, this.limits);
-      const done = reduceNextGroups(this.groupScan!, this.bulk, { maxGroups, until }, (keys, rows) => {
-        const groups = keys.map((key) => rows.get(key)!.map((r) => JSON.parse(r.value) as IndexEntry));
-        // As a batch of one document, a chunk of one group is never cut.
-        const deadline = this.reduceBudgetMs !== null && maxGroups > 1 ? until : Infinity;
-        const results = this.reduceEach(keys, groups, rows, errors, deadline);
-        keys.forEach((key, j) => {
-          const result = results[j];
-          if (result) this.reduceRows.add(`r:${key}`, null, result, JSON.stringify(result));
-        });
-        entriesWritten += this.writeEntries(this.reduceRows.take());
-      });
+      const chunk = mapReduce.reduceNextChunk(this.bulk, maxGroups, errors);
+      entriesWritten = chunk.entriesWritten;
       for (const e of errors) this.s.insertError.run(Date.now(), e.document, e.error);
       if (errors.length > 0) this.s.trimErrors.run();
       this.flushCounts();
-      if (!done) return;
+      if (!chunk.done) return;
       this.bulk.finish();
       this.s.setMeta.run(upToEtag, 'last_etag');
     });
@@ -268,14 +236,9 @@ export class IndexWriter {
     this.insertTerms.discard();
     this.stageTerms?.discard();
     this.addCounts.discard();
-    this.reduceRows.reset();
+    this.mapReduce?.discard(error);
     this.suggest?.discard();
     this.postings?.discard();
-    // A reduce that hit a sandbox limit leaves its isolate unusable: the next batch starts a fresh one.
-    if (!(error instanceof ReduceBudgetExceeded)) {
-      this.reducer?.dispose();
-      this.reducer = null;
-    }
     this.fields.forget();
     this.fields.reload();
     this.bulk.reload();
@@ -288,8 +251,13 @@ export class IndexWriter {
   }
 
   close(): void {
-    this.reducer?.dispose();
-    this.reducer = null;
+    this.mapReduce?.close();
+  }
+
+  /** The map/reduce half, for a batch that carries map results (only a map/reduce index's batches do). */
+  private mapReduceWriter(): MapReduceWriter {
+    if (!this.mapReduce) throw new Error('internal: map results in a batch of an index without a reduce');
+    return this.mapReduce;
   }
 
   // ---- entries ---------------------------------------------------------------
@@ -423,122 +391,6 @@ export class IndexWriter {
     if (this.entryDelta !== 0) {
       this.s.setMeta.run(Number(this.s.getMeta.get('entries')?.value ?? 0) + this.entryDelta, 'entries');
       this.entryDelta = 0;
-    }
-  }
-
-  // ---- map/reduce ------------------------------------------------------------
-
-  /** A first build's map phase (bulk-build.ts): the batch's documents' map results replace theirs; nothing is reduced yet. */
-  private replaceMapResults(sources: readonly string[], mapResults: readonly MapResultRow[]): void {
-    for (const source of sources) this.s.deleteMapResults.run(source);
-    for (const row of mapResults) this.s.insertMapResult.run(row.source, row.key, row.value);
-  }
-
-  /**
-   * Replaces the batch's documents' map results and re-reduces every group
-   * they touch. A group's stored rows are read before the batch's rows for it
-   * are inserted, and the batch's own rows join it from memory: they are
-   * parsed once and never read back. In a first build most groups are new to
-   * the index, and a new group has no old result to remove either.
-   */
-  private applyReduce(
-    sources: readonly string[],
-    mapResults: readonly MapResultRow[],
-    errors: { document: string | null; error: string }[],
-    deadline: number,
-  ): number {
-    // Groups that lose rows of the batch's documents: they had rows, so an old result may exist.
-    const shrunk = new Set<string>();
-    for (const source of sources) {
-      const old = this.s.mapResultKeysOf.all(source);
-      if (old.length === 0) continue; // a document new to the index
-      for (const row of old) shrunk.add(row.reduce_key);
-      this.s.deleteMapResults.run(source);
-    }
-    const fresh = new Map<string, MapResultRow[]>();
-    for (const row of mapResults) {
-      const rows = fresh.get(row.key);
-      if (rows) rows.push(row);
-      else fresh.set(row.key, [row]);
-    }
-    this.reducer ??= createMapper(this.definition, this.limits);
-    const keys = [...new Set([...shrunk, ...fresh.keys()])].sort();
-    let written = 0;
-    for (let i = 0; i < keys.length; i += REDUCE_CHUNK) {
-      const chunk = keys.slice(i, i + REDUCE_CHUNK);
-      const existing: string[] = [];
-      const live: string[] = [];
-      const groups: IndexEntry[][] = [];
-      for (const key of chunk) {
-        // Stored rows first, then the batch's in batch order: the order the whole group reads back in.
-        const group = this.s.mapResultsOfKey.all(key).map((r) => JSON.parse(r.value) as IndexEntry);
-        // A group the index had before this batch: its old result goes.
-        if (group.length > 0 || shrunk.has(key)) existing.push(`r:${key}`);
-        for (const row of fresh.get(key) ?? []) {
-          this.s.insertMapResult.run(row.source, row.key, row.value);
-          group.push(JSON.parse(row.value) as IndexEntry);
-        }
-        if (group.length === 0) continue;
-        live.push(key);
-        groups.push(group);
-      }
-      const results = this.reduceEach(live, groups, fresh, errors, deadline);
-      this.removeEntriesOf(existing);
-      live.forEach((key, j) => {
-        const result = results[j];
-        if (result) this.reduceRows.add(`r:${key}`, null, result, JSON.stringify(result));
-      });
-      written += this.writeEntries(this.reduceRows.take());
-    }
-    return written;
-  }
-
-  /**
-   * Reduces groups in one call; if that fails, one group at a time, so a
-   * group whose aggregate throws (or runs over a limit) is an error naming it
-   * and the batch's documents in it, and has no result until one of them
-   * changes, while the other groups are reduced. A sandbox that died is replaced.
-   */
-  private reduceEach(
-    keys: readonly string[],
-    groups: readonly IndexEntry[][],
-    fresh: ReadonlyMap<string, MapResultRow[]>,
-    errors: { document: string | null; error: string }[],
-    deadline: number,
-  ): (IndexEntry | undefined)[] {
-    const inTime = () => {
-      if (Date.now() >= deadline) throw new ReduceBudgetExceeded(this.reduceBudgetMs ?? 0);
-    };
-    inTime();
-    try {
-      return this.reducer!.reduce(groups);
-    } catch (error) {
-      this.renewReducerIfDead(error);
-    }
-    return groups.map((group, j) => {
-      inTime();
-      try {
-        return this.reducer!.reduce([group])[0];
-      } catch (error) {
-        this.renewReducerIfDead(error);
-        const key = keys[j]!;
-        const documents = [...new Set((fresh.get(key) ?? []).map((r) => r.document))];
-        const named = documents.slice(0, 5).join(', ') + (documents.length > 5 ? ', …' : '');
-        errors.push({
-          document: documents[0] ?? null,
-          error:
-            `reduce of group ${key} failed, so the group has no result until its documents change` +
-            `${named ? ` (documents of this batch in it: ${named})` : ''}: ${(error as Error).message}`,
-        });
-        return undefined;
-      }
-    });
-  }
-
-  private renewReducerIfDead(error: unknown): void {
-    if (error instanceof SandboxError && error.code === 'IndexMemoryLimitExceeded') {
-      this.reducer?.dispose();
-      this.reducer = createMapper(this.definition, this.limits);
     }
   }
 }
