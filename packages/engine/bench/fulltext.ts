@@ -27,11 +27,8 @@ import vm from 'node:vm';
 import BetterSqlite3 from 'better-sqlite3';
 import MiniSearch, { type Options as MiniSearchOptions } from 'minisearch';
 import { generatePackages, type PackageDocument, TAGS } from '../../datagen/src/index.js';
+import { arg } from './args.js';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i === -1 ? fallback : Number(process.argv[i + 1]);
-};
 const DOCS = arg('docs', 200_000);
 const SEED = arg('seed', 1);
 const QUERIES = arg('queries', 1_000);

@@ -20,12 +20,9 @@ import path from 'node:path';
 import { makeTempDir } from '@rookery/testkit';
 import { type CommitHook, Database } from '../src/database.js';
 import { encodeRecord } from '../src/mirror/record.js';
+import { arg } from './args.js';
 import { benchDocument } from './bench-document.js';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i === -1 ? fallback : Number(process.argv[i + 1]);
-};
 const ROUNDS = arg('rounds', 5);
 const WARMUP_ROUNDS = 2;
 const BATCHES = arg('batches', 5_000);

@@ -38,6 +38,7 @@ import { INDEXES_DIRECTORY, indexFileName } from '../src/indexing/index-file.js'
 import { PrepareThread } from '../src/indexing/prepare-thread.js';
 import { IndexReader } from '../src/query/index-reader.js';
 import type { IndexQuery, Predicate } from '../src/query/plan.js';
+import { arg, dirArg } from './args.js';
 import { BY_FIELDS_INDEX, SEARCH_INDEX } from './nuget-indexes.js';
 import {
   countWords,
@@ -49,19 +50,12 @@ import {
 } from './nuget-workload.js';
 import { log, percentile, round } from './stats.js';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i === -1 ? fallback : Number(process.argv[i + 1]);
-};
 const DOCS = arg('docs', 1_000_000);
 const SEED = arg('seed', 1);
 const ITERATIONS = arg('iterations', 300);
 const CHUNK = 5_000;
 const INLINE = process.argv.includes('--inline');
-const KEEP_DIR = (() => {
-  const i = process.argv.indexOf('--dir');
-  return i === -1 ? null : path.resolve(process.argv[i + 1] ?? '');
-})();
+const KEEP_DIR = dirArg('dir');
 
 function measure(name: string, run: (i: number) => unknown): { p50: number; p99: number } {
   for (let i = 0; i < Math.min(30, ITERATIONS); i++) run(i);

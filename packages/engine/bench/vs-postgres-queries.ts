@@ -37,24 +37,18 @@ import { DatabaseIndexer } from '../src/indexing/database-indexer.js';
 import { INDEXES_DIRECTORY, indexFileName } from '../src/indexing/index-file.js';
 import { IndexReader } from '../src/query/index-reader.js';
 import type { IndexQuery, Predicate } from '../src/query/plan.js';
+import { arg, dirArg } from './args.js';
 import { BY_FIELDS_INDEX } from './nuget-indexes.js';
 import { drawTerms, zipfPairs, zipfWords } from './nuget-workload.js';
 import { loadBothSides, planOf } from './postgres-nuget.js';
 import { type Latency, log, round, summary } from './stats.js';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i === -1 ? fallback : Number(process.argv[i + 1]);
-};
 const DOCS = arg('docs', 200_000);
 const SEED = arg('seed', 1);
 const ITERATIONS = arg('iterations', 300);
 const QUERIES = arg('queries', 100);
 const WARMUP = 30;
-const KEEP_DIR = (() => {
-  const i = process.argv.indexOf('--dir');
-  return i === -1 ? null : path.resolve(process.argv[i + 1] ?? '');
-})();
+const KEEP_DIR = dirArg('dir');
 
 /** What both sides answer, compared as JSON: the total and the page's ids, or the facet's values. */
 type Answer = { total: number; ids: string[] } | { facets: [string, number][] };

@@ -40,15 +40,12 @@ import { DatabaseIndexer } from '../src/indexing/database-indexer.js';
 import { INDEXES_DIRECTORY, indexFileName } from '../src/indexing/index-file.js';
 import { IndexReader } from '../src/query/index-reader.js';
 import type { IndexQuery, Predicate } from '../src/query/plan.js';
+import { arg } from './args.js';
 import { BY_FIELDS_INDEX } from './nuget-indexes.js';
 import { drawTerms, type Vocabulary } from './nuget-workload.js';
 import { loadBothSides, planOf } from './postgres-nuget.js';
 import { log, round, summary } from './stats.js';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i === -1 ? fallback : Number(process.argv[i + 1]);
-};
 const DOCS = arg('docs', 200_000);
 const SEED = arg('seed', 1);
 const QUERIES = arg('queries', 100);

@@ -40,11 +40,8 @@ import { DatabaseIndexer } from '../src/indexing/database-indexer.js';
 import { INDEXES_DIRECTORY, indexFileName } from '../src/indexing/index-file.js';
 import { SUGGEST_META_KEY } from '../src/indexing/suggest-store.js';
 import { IndexReader } from '../src/query/index-reader.js';
+import { arg } from './args.js';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i === -1 ? fallback : Number(process.argv[i + 1]);
-};
 const DOCS = arg('docs', 100_000);
 const SEED = arg('seed', 1);
 const ITERATIONS = arg('iterations', 2_000);
