@@ -17,10 +17,10 @@ import {
   INDEXES_DIRECTORY,
   indexFileName,
   openIndexFile,
-  REPLACING_DIRECTORY,
   readDefinition,
-  replacementFileOf,
+  removeIndexFiles,
 } from './index-file.js';
+import { IndexReplacements } from './index-replacement.js';
 import { type IndexSnapshotPolicy, IndexSnapshotSchedule } from './index-snapshot-schedule.js';
 import { indexStatsOf } from './index-stats.js';
 import { type BatchOutcome, IndexWriter, ReduceBudgetExceeded } from './index-writer.js';
@@ -28,13 +28,7 @@ import { createMapper } from './mapper.js';
 import { type Prepared, PrepareError, type PrepareRequest, type PrepareThread } from './prepare-thread.js';
 import { resolveSandboxLimits, SandboxError, type SandboxLimits } from './sandbox/index.js';
 import type { SandboxBudget } from './sandbox-budget.js';
-import {
-  currentBootId,
-  definitionToRebuild,
-  markerFileOf,
-  markWriterClosed,
-  markWriterOpen,
-} from './writer-marker.js';
+import { currentBootId, definitionToRebuild, markWriterClosed, markWriterOpen } from './writer-marker.js';
 
 /**
  * Documents per indexing batch (one index transaction each): the size
@@ -125,9 +119,9 @@ export class DatabaseIndexer {
   private readonly indexes = new Map<string, LoadedIndex>();
   /**
    * By the same key: the index of a changed definition, built (here, or by a worker) beside the one in
-   * `indexes`, which answers until this one has caught up and takes its place (`promote`).
+   * `indexes`, which answers until this one has caught up and takes its place (index-replacement.ts).
    */
-  private readonly replacements = new Map<string, LoadedIndex>();
+  private readonly replacements: IndexReplacements<LoadedIndex>;
   private readonly batchSize: number;
   private readonly directory: string;
   private readonly bootId = currentBootId();
@@ -155,6 +149,13 @@ export class DatabaseIndexer {
     this.snapshots = options.snapshots
       ? new IndexSnapshotSchedule(databaseDirectory, options.snapshots)
       : null;
+    this.replacements = new IndexReplacements({
+      directory: this.directory,
+      answering: this.indexes,
+      load: (file) => this.load(file),
+      unload: (loaded) => this.unload(loaded),
+      lookAgain: () => this.lookAgain(),
+    });
     fs.mkdirSync(this.directory, { recursive: true });
     for (const file of fs.readdirSync(this.directory)) {
       if (!file.endsWith('.db')) continue;
@@ -165,7 +166,7 @@ export class DatabaseIndexer {
         removeIndexFiles(path.join(this.directory, file));
       }
     }
-    this.loadReplacements();
+    this.replacements.resume();
     for (const name of this.awaitingBuilds) this.requestBuildIfAwaited(name);
   }
 
@@ -175,26 +176,7 @@ export class DatabaseIndexer {
 
   /** Names of the indexes whose changed definition is being built beside them (side by side). */
   get replacing(): string[] {
-    return [...this.replacements.values()].map((i) => i.name);
-  }
-
-  /**
-   * After a restart, replacements resume where they were (their files are ordinary index files). One whose
-   * old index is gone — a crash between the old file's removal and the rename in `promote` — takes its place.
-   */
-  private loadReplacements(): void {
-    const directory = path.join(this.directory, REPLACING_DIRECTORY);
-    if (!fs.existsSync(directory)) return;
-    for (const file of fs.readdirSync(directory)) {
-      if (!file.endsWith('.db')) continue;
-      try {
-        const [key, loaded] = this.load(path.join(directory, file));
-        this.replacements.set(key, loaded);
-        if (!this.indexes.has(key)) this.promote(key);
-      } catch {
-        removeIndexFiles(path.join(directory, file));
-      }
-    }
+    return this.replacements.values().map((i) => i.name);
   }
 
   /** Creates the index, or replaces it (and re-indexes) if its definition changed. */
@@ -205,7 +187,7 @@ export class DatabaseIndexer {
     const json = JSON.stringify(definition);
     if (existing && existing.definitionJson === json) {
       // The answering definition put back: the change being built beside it is called off.
-      if (replacing) this.dropReplacement(key);
+      if (replacing) this.replacements.drop(key);
       return { created: false };
     }
     if (replacing && replacing.definitionJson === json) return { created: false };
@@ -248,10 +230,10 @@ export class DatabaseIndexer {
       );
     }
     // A changed definition is built side by side: the old index answers until the new one has caught up.
-    if (replacing) this.dropReplacement(key);
+    if (replacing) this.replacements.drop(key);
     if (existing && !sideBySide) this.delete(existing.name);
     const file = sideBySide
-      ? replacementFileOf(this.directory, definition.Name)
+      ? this.replacements.fileFor(definition.Name)
       : path.join(this.directory, indexFileName(definition.Name));
     fs.mkdirSync(path.dirname(file), { recursive: true });
     removeIndexFiles(file);
@@ -262,57 +244,14 @@ export class DatabaseIndexer {
       created.close();
     }
     const [, loaded] = this.load(file);
-    (sideBySide ? this.replacements : this.indexes).set(key, loaded);
+    if (sideBySide) this.replacements.add(key, loaded);
+    else this.indexes.set(key, loaded);
     this.requestBuildIfAwaited(definition.Name);
     return { created: true };
   }
 
-  /** Calls off the replacement of an index (a newer change supersedes it, or the index goes). */
-  private dropReplacement(key: string): void {
-    const replacement = this.replacements.get(key);
-    if (!replacement) return;
-    this.replacements.delete(key);
-    this.unload(replacement);
-    removeIndexFiles(replacement.file);
-    this.lookAgain();
-  }
-
-  /**
-   * Swaps a caught-up replacement in (or, with `staged`, a worker's build of it, caught up in staging).
-   * The old file goes first, then the new one is renamed into its place: a crash between the two leaves
-   * the replacement alone in `.replacing/`, which the next start promotes (`loadReplacements`); a crash
-   * before leaves the old index answering and the replacement resuming. Readers notice the new file
-   * by its inode (IndexCatalog) and reopen it.
-   */
-  private promote(key: string, staged?: string): void {
-    const replacement = this.replacements.get(key);
-    const old = this.indexes.get(key);
-    const target = path.join(this.directory, indexFileName((replacement ?? old)?.name ?? key));
-    if (replacement) {
-      this.replacements.delete(key);
-      this.unload(replacement);
-    }
-    if (old) {
-      this.indexes.delete(key);
-      this.unload(old);
-    }
-    const incoming = staged ?? replacement?.file;
-    if (incoming === undefined) {
-      removeIndexFiles(target);
-    } else {
-      // Renamed over the old file, not after removing it: queries open the file by its name at any moment,
-      // and a rename replaces it at once, so they find the old index or the new one, never none (removed
-      // first, a query in between answered 404 IndexNotFound: a flood of changed definitions showed it).
-      removeIndexSidecars(target);
-      if (staged !== undefined && replacement) removeIndexFiles(replacement.file);
-      if (staged === undefined && replacement) fs.rmSync(markerFileOf(replacement.file), { force: true });
-      fs.renameSync(incoming, target);
-    }
-    this.indexes.set(...this.load(target));
-  }
-
   delete(name: string): boolean {
-    this.dropReplacement(name.toLowerCase());
+    this.replacements.drop(name.toLowerCase());
     const loaded = this.indexes.get(name.toLowerCase());
     if (!loaded) return false;
     this.indexes.delete(name.toLowerCase());
@@ -330,7 +269,7 @@ export class DatabaseIndexer {
     if (replacement) {
       // The definition that will answer is the replacement's: it starts again from zero, the old one answering.
       const definition = replacement.writer.definition;
-      this.dropReplacement(name.toLowerCase());
+      this.replacements.drop(name.toLowerCase());
       this.put(definition);
       return true;
     }
@@ -385,7 +324,7 @@ export class DatabaseIndexer {
       if (!staged) continue;
       try {
         catchUpStaged(staged.file, definition, this.source, this.batchSize, this.options.sandbox);
-        this.promote(loaded.name.toLowerCase(), staged.file);
+        this.replacements.promote(loaded.name.toLowerCase(), staged.file);
         adopted.push(loaded.name);
       } finally {
         fs.rmSync(path.join(path.dirname(this.directory), ADOPTING_DIRECTORY), {
@@ -472,10 +411,7 @@ export class DatabaseIndexer {
   /** Swaps in every replacement built here that has caught up with the database. */
   private promoteCaughtUp(): void {
     if (this.replacements.size === 0 || this.closed) return;
-    const lastEtag = this.source.lastEtag();
-    for (const [key, replacement] of [...this.replacements]) {
-      if (replacement.awaitingBuild === null && replacement.writer.lastEtag >= lastEtag) this.promote(key);
-    }
+    this.replacements.promoteCaughtUp(this.source.lastEtag());
   }
 
   /**
@@ -685,14 +621,3 @@ export class DatabaseIndexer {
 
 /** Kept here too: the engine's door names it from this file. */
 export { awaitedBuildOf };
-
-export function removeIndexFiles(file: string): void {
-  removeIndexSidecars(file);
-  fs.rmSync(file, { force: true });
-}
-
-/** An index file's WAL, shared memory, journal and writer marker: what must not outlive the file they belong to. */
-function removeIndexSidecars(file: string): void {
-  for (const suffix of ['-wal', '-shm', '-journal']) fs.rmSync(file + suffix, { force: true });
-  fs.rmSync(markerFileOf(file), { force: true });
-}

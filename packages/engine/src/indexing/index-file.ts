@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { IndexDefinition } from '@rookery/protocol';
 import BetterSqlite3 from 'better-sqlite3';
+import { markerFileOf } from './writer-marker.js';
 
 /**
  * One index = one SQLite file, `indexes/<name>.db`, written only by the
@@ -58,6 +59,18 @@ export const REPLACING_DIRECTORY = '.replacing';
 /** The file of the index that will replace `name` (database-indexer.ts), in `indexesDirectory`. */
 export function replacementFileOf(indexesDirectory: string, name: string): string {
   return path.join(indexesDirectory, REPLACING_DIRECTORY, indexFileName(name));
+}
+
+/** Removes an index file with its sidecars (removeIndexSidecars). */
+export function removeIndexFiles(file: string): void {
+  removeIndexSidecars(file);
+  fs.rmSync(file, { force: true });
+}
+
+/** An index file's WAL, shared memory, journal and writer marker: what must not outlive the file they belong to. */
+export function removeIndexSidecars(file: string): void {
+  for (const suffix of ['-wal', '-shm', '-journal']) fs.rmSync(file + suffix, { force: true });
+  fs.rmSync(markerFileOf(file), { force: true });
 }
 
 /** Index names are case-insensitive; the file name is the encoded lower-case name. */
