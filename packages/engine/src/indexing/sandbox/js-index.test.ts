@@ -431,7 +431,9 @@ describe('compileJsIndex: limits', () => {
   it('refuses a document emitting more entries than the limit, naming the limit', () => {
     const program = compile(
       { maps: ["map('Users', u => Array.from({ length: u.Fan }, (_, i) => ({ I: i })))"] },
-      { maxEntriesPerDocument: 50 },
+      // Time limits far above what building 200,000 entries takes on a loaded machine: this test is about
+      // the entries limit (with the default 250 ms per document, a starved run was stopped by time first).
+      { maxEntriesPerDocument: 50, timeoutMs: 10_000, documentTimeoutMs: 10_000 },
     );
     const out = program.map('Users', [
       doc('users/1', 'Users', { Fan: 50 }),
