@@ -164,6 +164,29 @@ describe('a query or bulk insert over its limit', () => {
     (await limits.place('acme', 'query', stillOpen()))();
   });
 
+  it('hands places freed by a grown share (another gateway left) to those waiting, before a newcomer', async () => {
+    let share = 1;
+    const limits = new LiveConnectionLimits(
+      { ...ONE_EACH, queriesPerTenant: 4, queueWaitMs: 600_000, queuedPerTenant: 10 },
+      () => share,
+    );
+    const first = await limits.place('acme', 'query', stillOpen());
+    const waiting = watch(limits.place('acme', 'query', stillOpen()));
+    await turns();
+    expect(waiting.release).toBeUndefined();
+    share = 2; // no release: the place is free all the same
+    const newcomer = watch(limits.place('acme', 'query', stillOpen()));
+    await turns();
+    expect(waiting.release).toBeTypeOf('function');
+    expect(newcomer.release).toBeUndefined();
+    first();
+    await turns();
+    expect(newcomer.release).toBeTypeOf('function');
+    waiting.release?.();
+    newcomer.release?.();
+    expect(limits.held('acme', 'query')).toBe(0);
+  });
+
   it('is refused once its wait is over, and a client that leaves stops waiting and takes no place', async () => {
     const limits = new LiveConnectionLimits({ ...ONE_EACH, queueWaitMs: 50, queuedPerTenant: 10 });
     const holding = await limits.place('acme', 'bulk', stillOpen());

@@ -184,10 +184,14 @@ class TenantCounter {
   /** A place now, or the first one given back within the queue's wait, first come first served. */
   wait(tenantId: string, gone: AbortSignal): Promise<Release> {
     const queue = this.queue;
+    if (queue === null) return Promise.resolve(this.hold(tenantId));
+    // Places nobody gave back may have freed meanwhile (this gateway's share grew as another left): those
+    // waiting ahead get them first.
+    this.handOver(tenantId);
     const queued = this.waiting.get(tenantId) ?? [];
     // Nobody waits ahead: take a free place at once (one that frees while others wait goes to them).
-    if (queue === null || (queued.length === 0 && this.held(tenantId) < this.share(this.limit))) {
-      return Promise.resolve(this.hold(tenantId));
+    if (queued.length === 0 && this.held(tenantId) < this.share(this.limit)) {
+      return Promise.resolve(this.take(tenantId));
     }
     if (queued.length >= queue.max) {
       throw this.refusal(
