@@ -33,12 +33,10 @@ import path from 'node:path';
 import { Random } from '@rookery/datagen';
 import { startPostgres } from '@rookery/testkit';
 import pg from 'pg';
-import { DatabaseIndexer } from '../src/indexing/database-indexer.js';
-import { INDEXES_DIRECTORY, indexFileName } from '../src/indexing/index-file.js';
 import { IndexReader } from '../src/query/index-reader.js';
 import type { IndexQuery, Predicate } from '../src/query/plan.js';
 import { arg, dirArg } from './args.js';
-import { BY_FIELDS_INDEX } from './nuget-indexes.js';
+import { buildByFields } from './nuget-indexes.js';
 import { drawTerms, zipfPairs, zipfWords } from './nuget-workload.js';
 import { loadBothSides, planOf } from './postgres-nuget.js';
 import { type Latency, log, round, summary } from './stats.js';
@@ -124,13 +122,7 @@ async function main(): Promise<void> {
     // chosen for common words (walk the listing index, test each row) reads the whole index for a
     // rare pair (~300 ms at 200k, measured). An expert forces custom plans for such statements.
     await client.query('SET plan_cache_mode = force_custom_plan');
-    const started = performance.now();
-    const indexer = new DatabaseIndexer(dir);
-    indexer.put(BY_FIELDS_INDEX);
-    indexer.runUntilIdle();
-    indexer.close();
-    log(`rookery index built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-    const reader = new IndexReader(path.join(dir, INDEXES_DIRECTORY, indexFileName(BY_FIELDS_INDEX.Name)));
+    const reader = new IndexReader(buildByFields(dir));
 
     const rookeryPage = (query: IndexQuery): Answer => {
       const page = reader.run(query);

@@ -36,12 +36,10 @@ import path from 'node:path';
 import { Random } from '@rookery/datagen';
 import { startPostgres } from '@rookery/testkit';
 import pg from 'pg';
-import { DatabaseIndexer } from '../src/indexing/database-indexer.js';
-import { INDEXES_DIRECTORY, indexFileName } from '../src/indexing/index-file.js';
 import { IndexReader } from '../src/query/index-reader.js';
 import type { IndexQuery, Predicate } from '../src/query/plan.js';
 import { arg } from './args.js';
-import { BY_FIELDS_INDEX } from './nuget-indexes.js';
+import { buildByFields } from './nuget-indexes.js';
 import { drawTerms, type Vocabulary } from './nuget-workload.js';
 import { loadBothSides, planOf } from './postgres-nuget.js';
 import { log, round, summary } from './stats.js';
@@ -50,16 +48,10 @@ const DOCS = arg('docs', 200_000);
 const SEED = arg('seed', 1);
 const QUERIES = arg('queries', 100);
 
-/** Both sides loaded (postgres-nuget.ts), then Rookery's index built; returns the `Query` vocabulary. */
-async function build(dir: string, client: pg.Client): Promise<Vocabulary> {
+/** Both sides loaded (postgres-nuget.ts), then Rookery's index built; returns the `Query` vocabulary and the index's file. */
+async function build(dir: string, client: pg.Client): Promise<{ vocabulary: Vocabulary; file: string }> {
   const { vocabulary } = await loadBothSides(dir, client, { docs: DOCS, seed: SEED });
-  const started = performance.now();
-  const indexer = new DatabaseIndexer(dir);
-  indexer.put(BY_FIELDS_INDEX);
-  indexer.runUntilIdle();
-  indexer.close();
-  log(`rookery index built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  return vocabulary;
+  return { vocabulary, file: buildByFields(dir) };
 }
 
 async function main(): Promise<void> {
@@ -68,8 +60,8 @@ async function main(): Promise<void> {
   const client = new pg.Client({ host: server.socketDir, port: server.port, user: 'postgres' });
   try {
     await client.connect();
-    const vocabulary = await build(dir, client);
-    const reader = new IndexReader(path.join(dir, INDEXES_DIRECTORY, indexFileName(BY_FIELDS_INDEX.Name)));
+    const { vocabulary, file } = await build(dir, client);
+    const reader = new IndexReader(file);
     const notPrerelease: Predicate = { kind: 'compare', field: 'IsPrerelease', op: '=', value: false };
     const listing = (words: string[]): IndexQuery => ({
       where: {
@@ -103,7 +95,6 @@ async function main(): Promise<void> {
       log(`postgres plan: ${await planOf(client, statement.text.replace('$1::tsquery', "'json'::tsquery"))}`);
     }
     // Before this change's read path: every search through FTS5 (IndexReaderOptions.postings false).
-    const file = path.join(dir, INDEXES_DIRECTORY, indexFileName(BY_FIELDS_INDEX.Name));
     const fts5Reader = new IndexReader(file, { postings: false });
     // The listing filter itself is warm on every side: only the words are new.
     for (const r of [reader, fts5Reader]) r.run({ ...listing([]), where: notPrerelease });
