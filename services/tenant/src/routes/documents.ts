@@ -11,6 +11,7 @@ import {
 } from '@rookery/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { JSON_CONTENT_TYPE } from '../http/answer-json.js';
 import { entityTag, expectedFromIfMatch, ifNoneMatch } from '../http/etag.js';
 import { DatabaseParams, databaseOf, type RequestParts, type RouteContext } from './context.js';
 
@@ -156,7 +157,7 @@ function getDocuments(context: RouteContext, request: FastifyRequest, reply: Fas
     first = false;
   }
   body += '}}';
-  return reply.type('application/json; charset=utf-8').send(body);
+  return reply.type(JSON_CONTENT_TYPE).send(body);
 }
 
 /**
