@@ -111,7 +111,7 @@ export class Admission {
   }
 
   /** As `holdLiveConnection`, except that a query or bulk insert over its limit waits for a place first. */
-  placeFor(tenantId: string, kind: LiveKind, gone: AbortSignal): Promise<Release> {
+  placeFor(tenantId: string, kind: LiveKind, gone: () => AbortSignal): Promise<Release> {
     return this.deps.liveLimits.place(tenantId, kind, gone);
   }
 

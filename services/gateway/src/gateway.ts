@@ -550,11 +550,16 @@ async function readJson(request: http.IncomingMessage): Promise<unknown> {
   }
 }
 
-/** Aborts when the client goes away before its answer is complete: a request waiting for a place stops waiting. */
-function clientGone(response: http.ServerResponse): AbortSignal {
-  const gone = new AbortController();
-  response.once('close', () => {
-    if (!response.writableFinished) gone.abort(new Error('the client went away'));
-  });
-  return gone.signal;
+/**
+ * A signal that aborts when the client goes away before its answer is complete, made only when asked for:
+ * only a request that has to wait for a place watches its client (most never wait).
+ */
+function clientGone(response: http.ServerResponse): () => AbortSignal {
+  return () => {
+    const gone = new AbortController();
+    response.once('close', () => {
+      if (!response.writableFinished) gone.abort(new Error('the client went away'));
+    });
+    return gone.signal;
+  };
 }

@@ -134,19 +134,19 @@ describe('a query or bulk insert over its limit', () => {
 
   it('waits for a place, first come first served, and takes the one given back', async () => {
     const limits = new LiveConnectionLimits({ ...ONE_EACH, queueWaitMs: 600_000, queuedPerTenant: 2 });
-    const first = await limits.place('acme', 'query', stillOpen());
-    const second = watch(limits.place('acme', 'query', stillOpen()));
-    const third = watch(limits.place('acme', 'query', stillOpen()));
+    const first = await limits.place('acme', 'query', stillOpen);
+    const second = watch(limits.place('acme', 'query', stillOpen));
+    const third = watch(limits.place('acme', 'query', stillOpen));
     // The queue is full: one more is refused at once, saying which setting bounds the queue.
-    await expect(limits.place('acme', 'query', stillOpen())).rejects.toMatchObject({
+    await expect(limits.place('acme', 'query', stillOpen)).rejects.toMatchObject({
       code: 'TooManyRequestsInFlight',
       status: 429,
       retryAfterSeconds: 1,
       message: expect.stringMatching(/2 more already wait.*ROOKERY_GATEWAY_MAX_QUEUED_PER_TENANT/),
     });
     // Another tenant and another class do not wait behind acme's queries.
-    (await limits.place('globex', 'query', stillOpen()))();
-    (await limits.place('acme', 'bulk', stillOpen()))();
+    (await limits.place('globex', 'query', stillOpen))();
+    (await limits.place('acme', 'bulk', stillOpen))();
     await turns();
     expect([second.release, third.release]).toEqual([undefined, undefined]);
     first();
@@ -161,7 +161,7 @@ describe('a query or bulk insert over its limit', () => {
     third.release?.();
     expect(limits.held('acme', 'query')).toBe(0);
     // Nobody waits now: a place is taken at once.
-    (await limits.place('acme', 'query', stillOpen()))();
+    (await limits.place('acme', 'query', stillOpen))();
   });
 
   it('hands places freed by a grown share (another gateway left) to those waiting, before a newcomer', async () => {
@@ -170,12 +170,12 @@ describe('a query or bulk insert over its limit', () => {
       { ...ONE_EACH, queriesPerTenant: 4, queueWaitMs: 600_000, queuedPerTenant: 10 },
       () => share,
     );
-    const first = await limits.place('acme', 'query', stillOpen());
-    const waiting = watch(limits.place('acme', 'query', stillOpen()));
+    const first = await limits.place('acme', 'query', stillOpen);
+    const waiting = watch(limits.place('acme', 'query', stillOpen));
     await turns();
     expect(waiting.release).toBeUndefined();
     share = 2; // no release: the place is free all the same
-    const newcomer = watch(limits.place('acme', 'query', stillOpen()));
+    const newcomer = watch(limits.place('acme', 'query', stillOpen));
     await turns();
     expect(waiting.release).toBeTypeOf('function');
     expect(newcomer.release).toBeUndefined();
@@ -189,23 +189,23 @@ describe('a query or bulk insert over its limit', () => {
 
   it('is refused once its wait is over, and a client that leaves stops waiting and takes no place', async () => {
     const limits = new LiveConnectionLimits({ ...ONE_EACH, queueWaitMs: 50, queuedPerTenant: 10 });
-    const holding = await limits.place('acme', 'bulk', stillOpen());
-    await expect(limits.place('acme', 'bulk', stillOpen())).rejects.toMatchObject({
+    const holding = await limits.place('acme', 'bulk', stillOpen);
+    await expect(limits.place('acme', 'bulk', stillOpen)).rejects.toMatchObject({
       code: 'TooManyRequestsInFlight',
       message: expect.stringMatching(
         /waited 50 ms.*ROOKERY_GATEWAY_QUEUE_WAIT_MS.*ROOKERY_GATEWAY_MAX_BULK_PER_TENANT/,
       ),
     });
     const client = new AbortController();
-    const leaving = watch(limits.place('acme', 'bulk', client.signal));
+    const leaving = watch(limits.place('acme', 'bulk', () => client.signal));
     client.abort(new Error('the client went away'));
     await turns();
     expect(leaving).toEqual({ refused: { code: undefined, detail: 'the client went away' } });
     holding();
     expect(limits.held('acme', 'bulk')).toBe(0);
     // WebSockets and streams never wait: their places free at their clients' will.
-    const stream = await limits.place('acme', 'stream', stillOpen());
-    await expect(limits.place('acme', 'stream', stillOpen())).rejects.toMatchObject({
+    const stream = await limits.place('acme', 'stream', stillOpen);
+    await expect(limits.place('acme', 'stream', stillOpen)).rejects.toMatchObject({
       code: 'TooManyLiveConnections',
     });
     stream();

@@ -129,10 +129,10 @@ export class LiveConnectionLimits {
 
   /**
    * Holds a place of `kind` as `hold` does, except that a query or bulk insert over its limit waits for one
-   * (queueWaitMs, at most queuedPerTenant waiting) before the same 429. `gone` aborts when the client leaves:
-   * its wait ends at once and takes no place.
+   * (queueWaitMs, at most queuedPerTenant waiting) before the same 429. `gone` gives a signal that aborts
+   * when the client leaves (asked for only by a request that waits): its wait ends at once and takes no place.
    */
-  async place(tenantId: string, kind: LiveKind, gone: AbortSignal): Promise<Release> {
+  async place(tenantId: string, kind: LiveKind, gone: () => AbortSignal): Promise<Release> {
     const counter = this.counters[kind];
     return isQueued(kind) ? counter.wait(tenantId, gone) : counter.hold(tenantId);
   }
@@ -182,7 +182,7 @@ class TenantCounter {
   }
 
   /** A place now, or the first one given back within the queue's wait, first come first served. */
-  wait(tenantId: string, gone: AbortSignal): Promise<Release> {
+  wait(tenantId: string, goneSignal: () => AbortSignal): Promise<Release> {
     const queue = this.queue;
     if (queue === null) return Promise.resolve(this.hold(tenantId));
     // Places nobody gave back may have freed meanwhile (this gateway's share grew as another left): those
@@ -201,6 +201,7 @@ class TenantCounter {
         `; ${queued.length} more already wait for a place (ROOKERY_GATEWAY_MAX_QUEUED_PER_TENANT)`,
       );
     }
+    const gone = goneSignal();
     return new Promise<Release>((resolve, reject) => {
       const leave = () => {
         const list = this.waiting.get(tenantId);
