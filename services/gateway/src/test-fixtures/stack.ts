@@ -131,6 +131,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       idleStopMs: options.idleStopMs ?? 0,
       // Tenants start from TypeScript sources here (tsx): slower than a built tenant.
       startDeadlineMs: 30_000,
+      // Far above a start on a starved machine: at load 20 one took longer than the default 60 s, was
+      // killed and failed its test ("did not start within 60000 ms"). No test here waits for this timeout.
+      startTimeoutMs: 300_000,
       spareProcesses: 0,
       tenantLogLevel: 'silent',
       tenantMemoryMb: 0,
